@@ -1,0 +1,135 @@
+"""The Asset record and the asset folder on disk.
+
+An asset folder holds ``asset.json`` (this record), the visual mesh (GLB, one node per
+coloured part) and the collision parts (GLB, one node per convex piece), all in the
+asset's own frame: metres, Z-up, front along +X, base at z = 0, centred in x and y.
+Field names follow UrbanVerse-100K ``std_<uid>.json`` where they exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import trimesh
+
+from urbanverse.errors import InputError
+from urbanverse.records import Vec3, load_record, record, save_json
+
+ASSET_SCHEMA_VERSION = 1
+ASSET_FILE = "asset.json"
+
+#: How a physical value was obtained: computed from geometry, looked up from a material
+#: table, or read from an annotation file.
+ValueOrigin = Literal["measured", "derived", "annotated"]
+
+
+@record
+class AssetSource:
+    """Provenance: a generator with its parameters and seed, or an ingested file with its hash."""
+
+    kind: Literal["procedural", "ingested"]
+    generator: str | None = None
+    parameters: dict[str, float | int | str | bool] | None = None
+    seed: int | None = None
+    file: str | None = None
+    sha256: str | None = None
+
+
+@record
+class Asset:
+    """One library entry. Lengths in metres (extent along x = length, y = width, z = height), mass in kg."""
+
+    schema_version: int = ASSET_SCHEMA_VERSION
+    uid: str
+    category: str
+    category_path: tuple[str, str, str]
+    description: str = ""
+    length: float
+    width: float
+    height: float
+    mass: float
+    friction_coefficient: float
+    bounciness: float
+    movable: bool
+    materials: tuple[str, ...] = ()
+    colors: tuple[Vec3, ...] = ()
+    visual_mesh: str = "visual.glb"
+    collision_parts: str = "collision.glb"
+    collision_approximation: Literal["convexHull", "convexDecomposition"] = "convexHull"
+    value_origin: dict[str, ValueOrigin]
+    source: AssetSource
+
+
+@dataclass(frozen=True)
+class VisualPart:
+    """A coloured piece of an asset's visual mesh. ``rgb``: linear colour in [0, 1]^3."""
+
+    name: str
+    mesh: trimesh.Trimesh
+    rgb: tuple[float, float, float]
+
+
+def _load_glb_parts(path: Path) -> list[tuple[str, trimesh.Trimesh]]:
+    if not path.is_file():
+        raise InputError(f"{path}: mesh file not found")
+    try:
+        scene = trimesh.load(path, force="scene")
+        parts = [(name, mesh) for name, mesh in zip(scene.graph.nodes_geometry, scene.dump(), strict=True)]
+    except Exception as exc:  # trimesh raises many types for corrupt files
+        raise InputError(f"{path}: cannot read mesh ({type(exc).__name__}: {exc})") from None
+    if not parts or any(len(m.faces) == 0 for _, m in parts):
+        raise InputError(f"{path}: mesh file has no triangles")
+    return parts
+
+
+def _main_rgb(mesh: trimesh.Trimesh) -> tuple[float, float, float]:
+    visual = mesh.visual
+    color = visual.main_color if visual.kind in ("vertex", "face") else None
+    if color is None and hasattr(visual, "material"):
+        color = visual.material.main_color
+    if color is None:
+        color = (180, 180, 180, 255)
+    return tuple(float(c) / 255.0 for c in np.asarray(color)[:3])
+
+
+def load_asset(asset_dir: Path) -> Asset:
+    """Load and validate ``asset_dir/asset.json``."""
+    return load_record(Asset, Path(asset_dir) / ASSET_FILE)
+
+
+def load_visual_parts(asset_dir: Path, asset: Asset) -> list[VisualPart]:
+    """The visual mesh as coloured parts, in the asset frame."""
+    parts = _load_glb_parts(Path(asset_dir) / asset.visual_mesh)
+    return [VisualPart(name, mesh, _main_rgb(mesh)) for name, mesh in parts]
+
+
+def load_collision_parts(asset_dir: Path, asset: Asset) -> list[trimesh.Trimesh]:
+    """The convex collision pieces, in the asset frame."""
+    return [mesh for _, mesh in _load_glb_parts(Path(asset_dir) / asset.collision_parts)]
+
+
+def _export_parts(parts: list[tuple[str, trimesh.Trimesh]], path: Path) -> None:
+    scene = trimesh.Scene()
+    for name, mesh in parts:
+        scene.add_geometry(mesh, node_name=name, geom_name=name)
+    path.write_bytes(scene.export(file_type="glb"))
+
+
+def save_asset(
+    asset: Asset, asset_dir: Path, visual: list[VisualPart], collision: list[trimesh.Trimesh]
+) -> None:
+    """Write an asset folder: meshes first, ``asset.json`` last (so a folder with a json is complete)."""
+    asset_dir = Path(asset_dir)
+    asset_dir.mkdir(parents=True, exist_ok=True)
+    coloured = []
+    for part in visual:
+        mesh = part.mesh.copy()
+        rgba = np.array([*part.rgb, 1.0]) * 255
+        mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=np.tile(rgba, (len(mesh.faces), 1)))
+        coloured.append((part.name, mesh))
+    _export_parts(coloured, asset_dir / asset.visual_mesh)
+    _export_parts([(f"part_{i:03d}", m) for i, m in enumerate(collision)], asset_dir / asset.collision_parts)
+    save_json(asset, asset_dir / ASSET_FILE)

@@ -1,0 +1,174 @@
+"""The ``urbanverse`` command line: thin commands that parse, build configs, call, and print.
+
+Heavy libraries (pxr, mujoco, torch) are imported inside the commands so that
+``urbanverse --help`` answers at once. Exit codes: 0 success, 1 a check failed or an
+internal error, 2 bad input (one line saying what was wrong and where).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from urbanverse import __version__
+from urbanverse.errors import InputError, MissingDependencyError
+
+app = typer.Typer(
+    name="urbanverse",
+    help="Real-to-sim urban scenes: city-walk video -> physics-ready USD for Isaac Sim, and navigation training.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+SceneDir = Annotated[Path, typer.Argument(help="Scene folder holding scene.json (e.g. scenes/example).")]
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def cli_command(fn):
+    """Map exceptions to exit codes: InputError / missing dependency -> 2, anything else -> 1.
+
+    Set ``URBANVERSE_DEBUG=1`` to see the traceback of internal errors.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except (InputError, MissingDependencyError) as exc:
+            _fail(str(exc), 2)
+        except Exception as exc:
+            if os.environ.get("URBANVERSE_DEBUG"):
+                raise
+            _fail(f"internal error: {type(exc).__name__}: {exc} (set URBANVERSE_DEBUG=1 for the traceback)", 1)
+
+    return wrapper
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"urbanverse {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """UrbanVerse: turn city-walk videos into simulation scenes and train robots in them."""
+
+
+@app.command("usd")
+@cli_command
+def usd_command(
+    scene_dir: SceneDir,
+    fmt: Annotated[str, typer.Option("--format", help="usda (text) or usdc (binary crate).")] = "usda",
+) -> None:
+    """Write SCENE_DIR/scene.usda (or .usdc) and each asset's asset.usda, ready for Isaac Sim."""
+    from urbanverse.scene.record import load_scene
+    from urbanverse.scene.usd_writer import write_usd
+
+    if fmt not in ("usda", "usdc"):
+        raise InputError(f"--format: expected usda or usdc, got {fmt!r}")
+    scene = load_scene(scene_dir)
+    path = write_usd(scene, scene_dir, fmt)  # type: ignore[arg-type]
+    typer.echo(f"wrote {path} ({len(scene.ground)} ground regions, {len(scene.objects)} objects)")
+
+
+@app.command("validate")
+@cli_command
+def validate_command(
+    scene_dir: SceneDir,
+    usd: Annotated[
+        Path | None, typer.Option(help="USD file to check (default: SCENE_DIR/scene.usda, else scene.usdc).")
+    ] = None,
+) -> None:
+    """Validate scene.json and the scene's USD with every pxr.UsdValidation validator (UsdPhysics included).
+
+    Exit code 1 when any validator reports an error, 2 when scene.json itself is invalid.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from urbanverse.scene.record import load_scene
+    from urbanverse.scene.usd_validate import validate_usd
+
+    scene = load_scene(scene_dir)
+    if usd is None:
+        usd = next((p for p in (scene_dir / "scene.usda", scene_dir / "scene.usdc") if p.is_file()),
+                   scene_dir / "scene.usda")
+    issues, n_validators = validate_usd(usd)
+    console = Console()
+    console.print(f"scene.json: ok ({len(scene.ground)} ground regions, {len(scene.objects)} objects)")
+    if issues:
+        table = Table("severity", "validator", "where", "message", title=f"{usd}")
+        for issue in issues:
+            table.add_row(issue.severity, issue.validator, ", ".join(issue.sites), issue.message)
+        console.print(table)
+    n_errors = sum(i.severity == "error" for i in issues)
+    console.print(f"{usd}: {n_validators} validators, {n_errors} errors, {len(issues) - n_errors} other findings")
+    if n_errors:
+        raise typer.Exit(1)
+
+
+@app.command("check")
+@cli_command
+def check_command(
+    scene_dir: SceneDir,
+    fix: Annotated[bool, typer.Option("--fix", help="Move interpenetrating objects apart or up, save, re-check.")]
+    = False,
+    duration: Annotated[float, typer.Option(help="Simulated seconds.")] = 2.0,
+) -> None:
+    """Simulate the scene in MuJoCo and report objects that sink, fall over, drift or interpenetrate.
+
+    Writes SCENE_DIR/physics_check.json; exit code 1 when any object fails.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from urbanverse.records import save_json
+    from urbanverse.scene.physics_check import PhysicsCheckCfg, fix_penetrations, run_physics_check
+    from urbanverse.scene.record import load_scene, save_scene
+    from urbanverse.scene.usd_writer import write_usd
+
+    try:
+        cfg = PhysicsCheckCfg(duration_s=duration)
+    except ValueError as exc:
+        raise InputError(f"--duration: {exc}") from None
+    console = Console()
+    scene = load_scene(scene_dir)
+    if fix:
+        scene, notes = fix_penetrations(scene, scene_dir, cfg)
+        for note in notes:
+            console.print(f"fixed {note}")
+        if notes:
+            save_scene(scene, scene_dir)
+            for fmt in ("usda", "usdc"):
+                if (scene_dir / f"scene.{fmt}").is_file():
+                    write_usd(scene, scene_dir, fmt)
+    report = run_physics_check(scene, scene_dir, cfg)
+    table = Table("object", "category", "overlap cm", "drift cm", "tilt °", "sink cm", "result",
+                  title=f"physics check: {scene.name}, {cfg.duration_s:g} s in MuJoCo")
+    for o in report.objects:
+        table.add_row(o.id, o.category, f"{100 * o.penetration_m:.2f}", f"{100 * o.drift_m:.2f}",
+                      f"{o.tilt_deg:.1f}", f"{100 * o.sink_m:.2f}",
+                      "[red]" + "; ".join(o.problems) + "[/red]" if o.problems else "[green]ok[/green]")
+    console.print(table)
+    save_json(report.to_dict(), scene_dir / "physics_check.json")
+    failed = [o.id for o in report.objects if o.problems]
+    console.print(f"{len(report.objects) - len(failed)}/{len(report.objects)} objects stable"
+                  + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if failed:
+        raise typer.Exit(1)

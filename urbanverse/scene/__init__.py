@@ -1,0 +1,1 @@
+"""Scene record (scene.json), ground meshes, USD writer and validation, MuJoCo physics check."""

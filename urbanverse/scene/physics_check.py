@@ -1,0 +1,218 @@
+"""Physics check in MuJoCo (CPU): do objects stand still where the scene puts them?
+
+Every object is loaded as a free body (collision parts as convex meshes, mass split by part
+volume), the ground as a plane at z = 0 plus one convex prism per top triangle of each
+raised region (so curbs and ramps collide), and 2 s are simulated. An object fails when it
+starts interpenetrating something by more than 1 cm, drifts more than 2 cm, falls over
+(tilts more than 20 degrees), or ends sunk more than 2 cm into its support.
+``fix_penetrations`` moves objects apart or up until nothing interpenetrates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from urbanverse.assets.record import load_asset, load_collision_parts
+from urbanverse.scene.ground import top_triangle_prisms
+from urbanverse.scene.record import Scene, resolve_inside
+
+WORLD = "world"
+
+
+@dataclass(frozen=True, kw_only=True)
+class PhysicsCheckCfg:
+    """Thresholds and simulation settings (metres, seconds, degrees)."""
+
+    duration_s: float = 2.0
+    timestep_s: float = 0.002
+    drift_tol_m: float = 0.02
+    sink_tol_m: float = 0.02
+    tilt_tol_deg: float = 20.0
+    penetration_tol_m: float = 0.01
+    fix_max_iterations: int = 50
+    fix_margin_m: float = 0.001
+
+    def __post_init__(self) -> None:
+        for name in ("duration_s", "timestep_s", "drift_tol_m", "sink_tol_m", "tilt_tol_deg", "penetration_tol_m"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"PhysicsCheckCfg.{name} must be positive, got {getattr(self, name)}")
+
+
+@dataclass
+class ObjectCheck:
+    """What happened to one object. Lengths in metres, tilt in degrees."""
+
+    id: str
+    category: str
+    penetration_m: float = 0.0
+    penetrating: str | None = None
+    drift_m: float = 0.0
+    tilt_deg: float = 0.0
+    sink_m: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PhysicsReport:
+    """The check's result; ``ok`` when no object has a problem."""
+
+    scene: str
+    duration_s: float
+    objects: list[ObjectCheck]
+
+    @property
+    def ok(self) -> bool:
+        return not any(o.problems for o in self.objects)
+
+    def to_dict(self) -> dict:
+        return {"scene": self.scene, "ok": self.ok, "duration_s": self.duration_s,
+                "failed": [o.id for o in self.objects if o.problems],
+                "objects": [dataclasses.asdict(o) for o in self.objects]}
+
+
+@dataclass
+class _Model:
+    model: mujoco.MjModel
+    body_of: dict[str, int]  # object id -> body id
+    object_of_body: dict[int, str]  # body id -> object id
+
+    def geom_owner(self, geom: int) -> str:
+        return self.object_of_body.get(int(self.model.geom_bodyid[geom]), WORLD)
+
+
+def _yaw_quat(yaw: float) -> list[float]:
+    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
+
+
+def build_mujoco(scene: Scene, scene_dir: Path, timestep_s: float = 0.002) -> _Model:
+    """Compile the scene into a MuJoCo model (one free body per object)."""
+    spec = mujoco.MjSpec()
+    spec.option.timestep = timestep_s
+    spec.option.gravity = [0.0, 0.0, -9.81]
+    world = spec.worldbody
+    road_friction = next((r.friction for r in scene.ground if r.type == "road"), 0.8)
+    world.add_geom(name="ground_plane", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1],
+                   friction=[road_friction, 0.005, 0.0001])
+    for region in scene.ground:
+        for k, prism in enumerate(top_triangle_prisms(region)):
+            name = f"ground_{region.id}_{k}"
+            spec.add_mesh(name=name, uservert=np.unique(prism.round(9), axis=0).ravel().tolist())
+            world.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name,
+                           friction=[region.friction, 0.005, 0.0001])
+    parts_cache: dict[str, list] = {}
+    for obj in scene.objects:
+        asset_dir = resolve_inside(scene_dir, obj.asset.path, f"object {obj.id} asset")
+        if obj.asset.path not in parts_cache:
+            parts_cache[obj.asset.path] = load_collision_parts(asset_dir, load_asset(asset_dir))
+        parts = [np.asarray(p.vertices) * np.asarray(obj.scale) for p in parts_cache[obj.asset.path]]
+        volumes = np.array([max(_hull_volume(v), 1e-9) for v in parts])
+        body = world.add_body(name=obj.id, pos=list(obj.position), quat=_yaw_quat(obj.yaw))
+        body.add_freejoint()
+        for k, (verts, vol) in enumerate(zip(parts, volumes, strict=True)):
+            name = f"{obj.id}_part_{k}"
+            spec.add_mesh(name=name, uservert=verts.ravel().tolist())
+            body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name,
+                          mass=float(obj.mass * vol / volumes.sum()), friction=[obj.friction, 0.005, 0.0001])
+    model = spec.compile()
+    body_of = {obj.id: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, obj.id) for obj in scene.objects}
+    return _Model(model, body_of, {b: o for o, b in body_of.items()})
+
+
+def _hull_volume(vertices: np.ndarray) -> float:
+    from scipy.spatial import ConvexHull
+
+    return float(ConvexHull(vertices).volume)
+
+
+def _penetrations(m: _Model, data: mujoco.MjData) -> list[tuple[str, str, float, np.ndarray]]:
+    """Contacts as ``(owner1, owner2, depth_m, normal 1->2)``, deepest first, depth > 0 only."""
+    out = []
+    for c in data.contact[: data.ncon]:
+        if c.dist < 0:
+            out.append((m.geom_owner(c.geom1), m.geom_owner(c.geom2), -float(c.dist), np.array(c.frame[:3])))
+    return sorted(out, key=lambda t: -t[2])
+
+
+def _tilt_deg(quat_wxyz: np.ndarray) -> float:
+    """Angle (degrees) between the body's +Z and the world's +Z."""
+    w, x, y, _ = quat_wxyz
+    cos_tilt = 1.0 - 2.0 * (x * x + y * y)
+    return math.degrees(math.acos(float(np.clip(cos_tilt, -1.0, 1.0))))
+
+
+def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> PhysicsReport:
+    """Simulate ``cfg.duration_s`` seconds and report each object's penetration, drift, tilt and sinking."""
+    cfg = cfg or PhysicsCheckCfg()
+    m = build_mujoco(scene, scene_dir, cfg.timestep_s)
+    data = mujoco.MjData(m.model)
+    mujoco.mj_forward(m.model, data)
+    checks = {obj.id: ObjectCheck(obj.id, obj.category) for obj in scene.objects}
+    for a, b, depth, _ in _penetrations(m, data):
+        for owner, other in ((a, b), (b, a)):
+            if owner != WORLD and depth > checks[owner].penetration_m:
+                checks[owner].penetration_m, checks[owner].penetrating = depth, other
+    start = {oid: data.xpos[bid].copy() for oid, bid in m.body_of.items()}
+    for _ in range(round(cfg.duration_s / cfg.timestep_s)):
+        mujoco.mj_step(m.model, data)
+    for a, b, depth, _ in _penetrations(m, data):
+        for owner, other in ((a, b), (b, a)):
+            if owner != WORLD and other == WORLD:
+                checks[owner].sink_m = max(checks[owner].sink_m, depth)
+    for oid, bid in m.body_of.items():
+        check = checks[oid]
+        check.drift_m = float(np.linalg.norm(data.xpos[bid] - start[oid]))
+        check.tilt_deg = _tilt_deg(data.xquat[bid])
+        if check.penetration_m > cfg.penetration_tol_m:
+            check.problems.append(f"interpenetrates {check.penetrating} by {100 * check.penetration_m:.1f} cm")
+        if check.tilt_deg > cfg.tilt_tol_deg:
+            check.problems.append(f"falls over ({check.tilt_deg:.0f} deg)")
+        if check.drift_m > cfg.drift_tol_m:
+            check.problems.append(f"drifts {100 * check.drift_m:.1f} cm")
+        if check.sink_m > cfg.sink_tol_m:
+            check.problems.append(f"sinks {100 * check.sink_m:.1f} cm into the ground")
+    return PhysicsReport(scene.name, cfg.duration_s, list(checks.values()))
+
+
+def fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> tuple[Scene, list[str]]:
+    """Move objects apart (horizontally, along the contact normal) or up (out of the ground) until no
+    contact is deeper than ``cfg.fix_margin_m``. Between two objects the less confident one moves
+    (ties: the one listed later). Returns the new scene and one line per moved object."""
+    cfg = cfg or PhysicsCheckCfg()
+    m = build_mujoco(scene, scene_dir, cfg.timestep_s)
+    data = mujoco.MjData(m.model)
+    order = {obj.id: (obj.confidence, -i) for i, obj in enumerate(scene.objects)}
+    moved: dict[str, np.ndarray] = {}
+    for _ in range(cfg.fix_max_iterations):
+        mujoco.mj_forward(m.model, data)
+        contacts = [c for c in _penetrations(m, data) if c[2] > cfg.fix_margin_m]
+        if not contacts:
+            break
+        a, b, depth, normal = contacts[0]
+        if a == WORLD or b == WORLD:
+            mover, step = (b if a == WORLD else a), np.array([0.0, 0.0, depth + cfg.fix_margin_m])
+        else:
+            mover = a if order[a] < order[b] else b
+            direction = normal if mover == b else -normal
+            horizontal = np.array([direction[0], direction[1], 0.0])
+            if np.linalg.norm(horizontal) < 1e-6:
+                step = np.array([0.0, 0.0, depth + cfg.fix_margin_m])
+            else:
+                step = horizontal / np.linalg.norm(horizontal) * (depth + cfg.fix_margin_m)
+        qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[mover]]]
+        data.qpos[qpos_adr: qpos_adr + 3] += step
+        moved[mover] = moved.get(mover, np.zeros(3)) + step
+    objects, notes = [], []
+    for obj in scene.objects:
+        if obj.id in moved:
+            qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[obj.id]]]
+            obj = dataclasses.replace(obj, position=tuple(float(v) for v in data.qpos[qpos_adr: qpos_adr + 3]))
+            dx, dy, dz = moved[obj.id]
+            notes.append(f"{obj.id}: moved ({100 * dx:+.1f}, {100 * dy:+.1f}, {100 * dz:+.1f}) cm")
+        objects.append(obj)
+    return dataclasses.replace(scene, objects=tuple(objects)), notes

@@ -1,0 +1,262 @@
+"""The Scene record (``scene.json``): ground regions, objects, sky, camera path, timings.
+
+World frame: metres, Z-up, yaw in radians about +Z; ground polygons are counter-clockwise
+in the XY plane. A scene folder is self-contained: ``scene.json``, ``scene.usda``, and an
+``assets/`` folder with every asset (and cousin) the scene uses, so it can be copied,
+served by the viewer and opened in Isaac Sim as it is. Every path in the record is
+relative to the scene folder and must stay inside it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import Literal
+
+import shapely
+
+from urbanverse.assets.record import ASSET_FILE
+from urbanverse.errors import InputError
+from urbanverse.records import Vec2, Vec3, Vec4, load_record, record, save_json
+
+SCENE_SCHEMA_VERSION = 1
+SCENE_FILE = "scene.json"
+
+GroundType = Literal["road", "sidewalk", "crosswalk", "ramp", "terrain", "plaza"]
+BodyType = Literal["kinematic", "dynamic"]
+
+#: Default curb height (m): a sidewalk sits this far above the road.
+DEFAULT_CURB_HEIGHT = 0.15
+
+
+@record
+class Material:
+    """A surface look. ``base_color``: linear RGB in [0, 1]; ``texture``: image path in the scene folder,
+    tiled every ``texture_scale`` metres."""
+
+    name: str
+    base_color: Vec3
+    roughness: float = 0.8
+    texture: str | None = None
+    texture_scale: float = 1.0
+
+
+@record
+class GroundRegion:
+    """A flat (or ramped) patch of ground, extruded from z = 0 up to its top surface.
+
+    ``elevation``: top height in metres (sidewalks ``DEFAULT_CURB_HEIGHT`` above the road, so
+    their side walls form the curb face). ``vertex_elevation``: optional top height per
+    polygon vertex, for curb ramps where the sidewalk drops to the road.
+    """
+
+    id: str
+    type: GroundType
+    polygon: tuple[Vec2, ...]
+    elevation: float = 0.0
+    vertex_elevation: tuple[float, ...] | None = None
+    material: Material
+    friction: float = 0.8
+    restitution: float = 0.0
+
+    def top_heights(self) -> list[float]:
+        """Top height (m) at each polygon vertex."""
+        if self.vertex_elevation is not None:
+            return list(self.vertex_elevation)
+        return [self.elevation] * len(self.polygon)
+
+
+@record
+class AssetRef:
+    """An asset by uid and its folder (relative to the scene folder)."""
+
+    uid: str
+    path: str
+
+
+@record
+class SceneObject:
+    """A placed asset. ``position``: base centre in the world (m); ``size``: length, width, height
+    after scaling (m); ``mass`` in kg; ``source_track``: the detection track it came from, if any."""
+
+    id: str
+    category: str
+    asset: AssetRef
+    cousins: tuple[AssetRef, ...] = ()
+    position: Vec3
+    yaw: float
+    scale: Vec3 = (1.0, 1.0, 1.0)
+    size: Vec3
+    body_type: BodyType
+    mass: float
+    friction: float
+    restitution: float
+    confidence: float = 1.0
+    source_track: int | None = None
+
+
+@record
+class Sky:
+    """Sky colours (linear RGB), optional HDRI image, and the sun (direction it shines *towards*)."""
+
+    zenith_color: Vec3 = (0.35, 0.55, 0.9)
+    horizon_color: Vec3 = (0.75, 0.85, 0.95)
+    hdri: str | None = None
+    intensity: float = 1000.0
+    sun_direction: Vec3 = (-0.4, -0.3, -0.87)
+    sun_intensity: float = 3000.0
+
+
+@record
+class CameraPose:
+    """A camera pose from the video: camera-to-world, OpenCV axes (x right, y down, z forward)."""
+
+    frame: int
+    time_s: float
+    position: Vec3
+    quat_wxyz: Vec4
+
+
+@record
+class SceneSource:
+    """Where the scene came from: a video (by hash and frames used), a generator, or by hand."""
+
+    kind: Literal["video", "procedural", "hand-made"]
+    video_sha256: str | None = None
+    frames_used: tuple[int, ...] = ()
+    generator: str | None = None
+    seed: int | None = None
+
+
+@record
+class Scene:
+    """The scene graph written to ``scene.json``."""
+
+    schema_version: int = SCENE_SCHEMA_VERSION
+    name: str
+    source: SceneSource
+    ground: tuple[GroundRegion, ...]
+    objects: tuple[SceneObject, ...]
+    sky: Sky = dataclasses.field(default_factory=Sky)
+    camera_trajectory: tuple[CameraPose, ...] = ()
+    walkable_area: tuple[tuple[Vec2, ...], ...] = ()
+    timings_s: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+def resolve_inside(scene_dir: Path, relative: str, where: str, must_exist: bool = True) -> Path:
+    """Resolve a path from the record against ``scene_dir``; refuse absolute paths and escapes."""
+    root = Path(scene_dir).resolve()
+    if Path(relative).is_absolute():
+        raise InputError(f"{where}: path {relative!r} must be relative to the scene folder")
+    full = (root / relative).resolve()
+    if not full.is_relative_to(root):
+        raise InputError(f"{where}: path {relative!r} escapes the scene folder")
+    if must_exist and not full.exists():
+        raise InputError(f"{where}: path {relative!r} does not exist in {root}")
+    return full
+
+
+def _check_range(value: float, lo: float, hi: float, where: str) -> None:
+    if not lo <= value <= hi:
+        raise InputError(f"{where}: {value} is outside [{lo}, {hi}]")
+
+
+def _check_polygon(points: tuple, where: str) -> None:
+    if len(points) < 3:
+        raise InputError(f"{where}: a polygon needs at least 3 points, got {len(points)}")
+    poly = shapely.Polygon(points)
+    if not poly.is_valid or poly.area <= 1e-9:
+        raise InputError(f"{where}: polygon is degenerate or self-intersecting")
+
+
+def _check_material(mat: Material, scene_dir: Path, where: str) -> None:
+    for i, c in enumerate(mat.base_color):
+        _check_range(c, 0.0, 1.0, f"{where}.base_color[{i}]")
+    _check_range(mat.roughness, 0.0, 1.0, f"{where}.roughness")
+    if mat.texture is not None:
+        resolve_inside(scene_dir, mat.texture, f"{where}.texture")
+    if mat.texture_scale <= 0:
+        raise InputError(f"{where}.texture_scale: must be positive, got {mat.texture_scale}")
+
+
+def _check_object(obj: SceneObject, scene_dir: Path, where: str) -> None:
+    for j, ref in enumerate((obj.asset, *obj.cousins)):
+        ref_where = f"{where}.asset" if j == 0 else f"{where}.cousins[{j - 1}]"
+        folder = resolve_inside(scene_dir, ref.path, f"{ref_where}.path")
+        if not (folder / ASSET_FILE).is_file():
+            raise InputError(f"{ref_where}.path: {ref.path!r} has no {ASSET_FILE}")
+    for i, s in enumerate(obj.scale):
+        if s <= 0:
+            raise InputError(f"{where}.scale[{i}]: must be positive, got {s}")
+    for i, s in enumerate(obj.size):
+        if s <= 0:
+            raise InputError(f"{where}.size[{i}]: must be positive, got {s}")
+    if obj.mass <= 0:
+        raise InputError(f"{where}.mass: must be positive, got {obj.mass}")
+    _check_range(obj.friction, 0.0, 5.0, f"{where}.friction")
+    _check_range(obj.restitution, 0.0, 1.0, f"{where}.restitution")
+    _check_range(obj.confidence, 0.0, 1.0, f"{where}.confidence")
+
+
+def validate_scene(scene: Scene, scene_dir: Path) -> None:
+    """Checks beyond types: versions, unique ids, geometry, ranges, and that every path exists inside
+    ``scene_dir``. Raises ``InputError`` naming the JSON path of the first bad value."""
+    if scene.schema_version != SCENE_SCHEMA_VERSION:
+        raise InputError(
+            f"schema_version: this urbanverse reads version {SCENE_SCHEMA_VERSION}, got {scene.schema_version}"
+        )
+    seen: set[str] = set()
+    for i, region in enumerate(scene.ground):
+        where = f"ground[{i}]"
+        if region.id in seen:
+            raise InputError(f"{where}.id: duplicate id {region.id!r}")
+        seen.add(region.id)
+        _check_polygon(region.polygon, f"{where}.polygon")
+        if region.vertex_elevation is not None and len(region.vertex_elevation) != len(region.polygon):
+            raise InputError(
+                f"{where}.vertex_elevation: expected {len(region.polygon)} numbers (one per polygon point), "
+                f"got {len(region.vertex_elevation)}"
+            )
+        for j, h in enumerate(region.top_heights()):
+            _check_range(h, 0.0, 10.0, f"{where}.elevation" if region.vertex_elevation is None else
+                         f"{where}.vertex_elevation[{j}]")
+        _check_material(region.material, scene_dir, f"{where}.material")
+        _check_range(region.friction, 0.0, 5.0, f"{where}.friction")
+        _check_range(region.restitution, 0.0, 1.0, f"{where}.restitution")
+    for i, obj in enumerate(scene.objects):
+        where = f"objects[{i}]"
+        if obj.id in seen:
+            raise InputError(f"{where}.id: duplicate id {obj.id!r}")
+        seen.add(obj.id)
+        _check_object(obj, scene_dir, where)
+    for i, pose in enumerate(scene.camera_trajectory):
+        norm = math.sqrt(sum(q * q for q in pose.quat_wxyz))
+        if abs(norm - 1.0) > 1e-3:
+            raise InputError(f"camera_trajectory[{i}].quat_wxyz: not a unit quaternion (norm {norm:.4f})")
+    for i, poly in enumerate(scene.walkable_area):
+        _check_polygon(poly, f"walkable_area[{i}]")
+    if scene.sky.hdri is not None:
+        resolve_inside(scene_dir, scene.sky.hdri, "sky.hdri")
+
+
+def load_scene(scene_dir: Path) -> Scene:
+    """Load ``scene_dir/scene.json``, validate types and contents; ``InputError`` on the first bad value."""
+    scene_dir = Path(scene_dir)
+    if not scene_dir.is_dir():
+        raise InputError(f"{scene_dir}: not a scene folder (no such directory)")
+    path = scene_dir / SCENE_FILE
+    scene = load_record(Scene, path)
+    try:
+        validate_scene(scene, scene_dir)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return scene
+
+
+def save_scene(scene: Scene, scene_dir: Path) -> Path:
+    """Validate and write ``scene_dir/scene.json`` atomically; returns its path."""
+    validate_scene(scene, scene_dir)
+    path = Path(scene_dir) / SCENE_FILE
+    save_json(scene, path)
+    return path

@@ -1,0 +1,249 @@
+"""Write scenes and assets as USD that Isaac Sim opens without edits (usd-core / pxr).
+
+Stage layout (metres, Z-up, kilograms)::
+
+    /World                       default prim
+      PhysicsScene               UsdPhysics.Scene, gravity -Z 9.81 m/s^2
+      Looks/<material>           UsdPreviewSurface materials of the ground
+      Ground/<region>            Mesh (top + curb walls), static triangle-mesh collider
+      Objects/<object>           Xform referencing ./assets/<uid>/asset.usda, RigidBodyAPI
+      Lights/Sky, Lights/Sun     DomeLight and DistantLight
+
+Each asset is written once to ``assets/<uid>/asset.usda`` (default prim ``/Asset``: visual
+meshes, invisible convex collision parts, MassAPI, a physics material), so swapping a cousin
+is a change of one reference. Files are written to a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import trimesh
+from pxr import Gf, Kind, Sdf, Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade, Vt
+
+from urbanverse.assets.record import Asset, load_asset, load_collision_parts, load_visual_parts
+from urbanverse.records import atomic_path
+from urbanverse.scene.ground import ground_mesh, planar_uv
+from urbanverse.scene.record import GroundRegion, Material, Scene, resolve_inside
+
+UsdFormat = Literal["usda", "usdc"]
+ASSET_USD = "asset.usda"
+GRAVITY = 9.81
+
+
+def safe_name(text: str) -> str:
+    """A valid USD prim name from any id (``lamp-post.1`` -> ``lamp_post_1``)."""
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in text)
+    return name if name and not name[0].isdigit() else f"_{name}"
+
+
+def _new_stage(path: Path, default_prim: str, kind: str) -> tuple[Usd.Stage, Usd.Prim]:
+    """A new stage saved at ``path`` (created on disk so relative references resolve while authoring)."""
+    stage = Usd.Stage.CreateNew(str(path))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    UsdPhysics.SetStageKilogramsPerUnit(stage, 1.0)
+    root = UsdGeom.Xform.Define(stage, f"/{default_prim}").GetPrim()
+    stage.SetDefaultPrim(root)
+    Usd.ModelAPI(root).SetKind(kind)
+    return stage, root
+
+
+def _define_mesh(stage: Usd.Stage, path: str, mesh: trimesh.Trimesh) -> UsdGeom.Mesh:
+    usd_mesh = UsdGeom.Mesh.Define(stage, path)
+    vertices = np.asarray(mesh.vertices, dtype=np.float32)
+    usd_mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(vertices))
+    usd_mesh.CreateFaceVertexCountsAttr(Vt.IntArray([3] * len(mesh.faces)))
+    usd_mesh.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(np.asarray(mesh.faces, dtype=np.int32).ravel()))
+    usd_mesh.CreateExtentAttr(Vt.Vec3fArray.FromNumpy(np.stack([vertices.min(0), vertices.max(0)])))
+    usd_mesh.CreateSubdivisionSchemeAttr(UsdGeom.Tokens.none)
+    return usd_mesh
+
+
+def _preview_material(
+    stage: Usd.Stage, path: str, rgb: tuple[float, float, float], roughness: float, texture: str | None = None
+) -> UsdShade.Material:
+    """A UsdPreviewSurface material; ``texture`` (asset path) is read through the ``st`` primvar."""
+    material = UsdShade.Material.Define(stage, path)
+    shader = UsdShade.Shader.Define(stage, f"{path}/Surface")
+    shader.CreateIdAttr("UsdPreviewSurface")
+    shader.CreateInput("roughness", Sdf.ValueTypeNames.Float).Set(float(roughness))
+    shader.CreateInput("metallic", Sdf.ValueTypeNames.Float).Set(0.0)
+    diffuse = shader.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f)
+    if texture is None:
+        diffuse.Set(Gf.Vec3f(*rgb))
+    else:
+        reader = UsdShade.Shader.Define(stage, f"{path}/StReader")
+        reader.CreateIdAttr("UsdPrimvarReader_float2")
+        reader.CreateInput("varname", Sdf.ValueTypeNames.String).Set("st")
+        tex = UsdShade.Shader.Define(stage, f"{path}/Texture")
+        tex.CreateIdAttr("UsdUVTexture")
+        tex.CreateInput("file", Sdf.ValueTypeNames.Asset).Set(Sdf.AssetPath(texture))
+        tex.CreateInput("wrapS", Sdf.ValueTypeNames.Token).Set("repeat")
+        tex.CreateInput("wrapT", Sdf.ValueTypeNames.Token).Set("repeat")
+        tex.CreateInput("fallback", Sdf.ValueTypeNames.Float4).Set(Gf.Vec4f(*rgb, 1.0))
+        tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(
+            reader.ConnectableAPI(), "result", UsdShade.AttributeType.Output, Sdf.ValueTypeNames.Float2
+        )
+        diffuse.ConnectToSource(tex.ConnectableAPI(), "rgb", UsdShade.AttributeType.Output,
+                                Sdf.ValueTypeNames.Float3)
+    material.CreateSurfaceOutput().ConnectToSource(shader.ConnectableAPI(), "surface")
+    return material
+
+
+def _physics_material(stage: Usd.Stage, path: str, friction: float, restitution: float) -> UsdShade.Material:
+    material = UsdShade.Material.Define(stage, path)
+    api = UsdPhysics.MaterialAPI.Apply(material.GetPrim())
+    api.CreateStaticFrictionAttr(float(friction))
+    api.CreateDynamicFrictionAttr(float(friction))
+    api.CreateRestitutionAttr(float(restitution))
+    return material
+
+
+def _bind(prim: Usd.Prim, material: UsdShade.Material, purpose: str = UsdShade.Tokens.allPurpose) -> None:
+    UsdShade.MaterialBindingAPI.Apply(prim).Bind(material, UsdShade.Tokens.weakerThanDescendants, purpose)
+
+
+def write_asset_usd(asset_dir: Path, asset: Asset | None = None) -> Path:
+    """Write ``asset_dir/asset.usda`` from the asset folder; returns its path."""
+    asset_dir = Path(asset_dir)
+    asset = asset or load_asset(asset_dir)
+    out = asset_dir / ASSET_USD
+    with atomic_path(out) as tmp:
+        _author_asset(tmp, asset_dir, asset)
+    return out
+
+
+def _author_asset(path: Path, asset_dir: Path, asset: Asset) -> None:
+    stage, root = _new_stage(path, "Asset", Kind.Tokens.component)
+    root.SetCustomDataByKey("urbanverse:uid", asset.uid)
+    root.SetCustomDataByKey("urbanverse:category", asset.category)
+    mass_api = UsdPhysics.MassAPI.Apply(root)
+    mass_api.CreateMassAttr(float(asset.mass))
+
+    UsdGeom.Scope.Define(stage, "/Asset/Looks")
+    UsdGeom.Xform.Define(stage, "/Asset/Visual")
+    for i, part in enumerate(load_visual_parts(asset_dir, asset)):
+        mesh = _define_mesh(stage, f"/Asset/Visual/{safe_name(part.name)}", part.mesh)
+        mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(Vt.Vec3fArray([Gf.Vec3f(*part.rgb)]))
+        _bind(mesh.GetPrim(), _preview_material(stage, f"/Asset/Looks/Visual_{i:03d}", part.rgb, 0.6))
+
+    physics_material = _physics_material(
+        stage, "/Asset/PhysicsMaterial", asset.friction_coefficient, asset.bounciness
+    )
+    collision = UsdGeom.Xform.Define(stage, "/Asset/Collision")
+    collision.CreatePurposeAttr(UsdGeom.Tokens.guide)
+    for i, part in enumerate(load_collision_parts(asset_dir, asset)):
+        mesh = _define_mesh(stage, f"/Asset/Collision/part_{i:03d}", part)
+        prim = mesh.GetPrim()
+        UsdPhysics.CollisionAPI.Apply(prim)
+        UsdPhysics.MeshCollisionAPI.Apply(prim).CreateApproximationAttr(asset.collision_approximation)
+        _bind(prim, physics_material, "physics")
+    stage.Save()
+
+
+def _ground(stage: Usd.Stage, region: GroundRegion, looks: dict[str, UsdShade.Material]) -> None:
+    mesh = ground_mesh(region)
+    usd_mesh = _define_mesh(stage, f"/World/Ground/{safe_name(region.id)}", mesh)
+    prim = usd_mesh.GetPrim()
+    prim.SetCustomDataByKey("urbanverse:ground_type", region.type)
+    mat: Material = region.material
+    usd_mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(Vt.Vec3fArray([Gf.Vec3f(*mat.base_color)]))
+    st = planar_uv(np.asarray(mesh.vertices), mat.texture_scale).astype(np.float32)
+    UsdGeom.PrimvarsAPI(prim).CreatePrimvar(
+        "st", Sdf.ValueTypeNames.TexCoord2fArray, UsdGeom.Tokens.vertex
+    ).Set(Vt.Vec2fArray.FromNumpy(st))
+    if mat.name not in looks:
+        texture = f"./{mat.texture}" if mat.texture else None
+        looks[mat.name] = _preview_material(
+            stage, f"/World/Looks/{safe_name(mat.name)}", mat.base_color, mat.roughness, texture
+        )
+    _bind(prim, looks[mat.name])
+    UsdPhysics.CollisionAPI.Apply(prim)
+    UsdPhysics.MeshCollisionAPI.Apply(prim).CreateApproximationAttr(UsdPhysics.Tokens.none)
+    physics = _physics_material(
+        stage, f"/World/PhysicsMaterials/{safe_name(region.id)}", region.friction, region.restitution
+    )
+    _bind(prim, physics, "physics")
+
+
+def _lights(stage: Usd.Stage, scene: Scene) -> None:
+    sky = scene.sky
+    dome = UsdLux.DomeLight.Define(stage, "/World/Lights/Sky")
+    dome.CreateIntensityAttr(float(sky.intensity))
+    dome.CreateColorAttr(Gf.Vec3f(*sky.horizon_color))
+    if sky.hdri:
+        dome.CreateTextureFileAttr(Sdf.AssetPath(f"./{sky.hdri}"))
+        dome.CreateTextureFormatAttr(UsdLux.Tokens.latlong)
+    sun = UsdLux.DistantLight.Define(stage, "/World/Lights/Sun")
+    sun.CreateIntensityAttr(float(sky.sun_intensity))
+    sun.CreateAngleAttr(0.53)
+    # A DistantLight shines along its local -Z: rotate -Z onto the sun direction.
+    rotation = Gf.Rotation(Gf.Vec3d(0, 0, -1), Gf.Vec3d(*sky.sun_direction).GetNormalized())
+    UsdGeom.Xformable(sun).AddOrientOp().Set(Gf.Quatf(rotation.GetQuat()))
+
+
+def _object(stage: Usd.Stage, scene_dir: Path, obj, written: set[str]) -> None:
+    asset_dir = resolve_inside(scene_dir, obj.asset.path, f"object {obj.id} asset")
+    for ref in obj.cousins:
+        cousin_dir = resolve_inside(scene_dir, ref.path, f"object {obj.id} cousin")
+        if ref.path not in written:
+            write_asset_usd(cousin_dir)
+            written.add(ref.path)
+    if obj.asset.path not in written:
+        write_asset_usd(asset_dir)
+        written.add(obj.asset.path)
+    path = f"/World/Objects/{safe_name(obj.id)}"
+    xform = UsdGeom.Xform.Define(stage, path)
+    prim = xform.GetPrim()
+    prim.GetReferences().AddReference(f"./{Path(obj.asset.path).as_posix()}/{ASSET_USD}")
+    xform.AddTranslateOp().Set(Gf.Vec3d(*obj.position))
+    xform.AddRotateZOp().Set(math.degrees(obj.yaw))
+    xform.AddScaleOp().Set(Gf.Vec3f(*obj.scale))
+    prim.SetCustomDataByKey("urbanverse:category", obj.category)
+    prim.SetCustomDataByKey("urbanverse:asset_uid", obj.asset.uid)
+    prim.SetCustomDataByKey("urbanverse:cousins", Vt.StringArray([c.uid for c in obj.cousins]))
+    prim.SetCustomDataByKey("urbanverse:confidence", float(obj.confidence))
+    body = UsdPhysics.RigidBodyAPI.Apply(prim)
+    body.CreateKinematicEnabledAttr(obj.body_type == "kinematic")
+    UsdPhysics.MassAPI.Apply(prim).CreateMassAttr(float(obj.mass))
+    # Per-object friction and restitution override the referenced asset's physics material.
+    api = UsdPhysics.MaterialAPI(stage.OverridePrim(f"{path}/PhysicsMaterial"))
+    api.CreateStaticFrictionAttr(float(obj.friction))
+    api.CreateDynamicFrictionAttr(float(obj.friction))
+    api.CreateRestitutionAttr(float(obj.restitution))
+
+
+def _author_scene(path: Path, scene: Scene, scene_dir: Path) -> None:
+    """Author the scene stage at ``path`` (asset USDs are written to their folders on the way)."""
+    stage, world = _new_stage(path, "World", Kind.Tokens.assembly)
+    world.SetCustomDataByKey("urbanverse:scene", scene.name)
+    physics_scene = UsdPhysics.Scene.Define(stage, "/World/PhysicsScene")
+    physics_scene.CreateGravityDirectionAttr(Gf.Vec3f(0, 0, -1))
+    physics_scene.CreateGravityMagnitudeAttr(GRAVITY)
+    UsdGeom.Scope.Define(stage, "/World/Looks")
+    UsdGeom.Scope.Define(stage, "/World/PhysicsMaterials")
+    UsdGeom.Xform.Define(stage, "/World/Ground")
+    looks: dict[str, UsdShade.Material] = {}
+    for region in scene.ground:
+        _ground(stage, region, looks)
+    UsdGeom.Xform.Define(stage, "/World/Objects")
+    written: set[str] = set()
+    for obj in scene.objects:
+        _object(stage, scene_dir, obj, written)
+    _lights(stage, scene)
+    stage.Save()
+
+
+def write_usd(scene: Scene, scene_dir: Path, fmt: UsdFormat = "usda") -> Path:
+    """Write ``scene_dir/scene.<fmt>`` (and each asset's ``asset.usda``) atomically; returns the path."""
+    if fmt not in ("usda", "usdc"):
+        raise ValueError(f"fmt must be 'usda' or 'usdc', got {fmt!r}")
+    scene_dir = Path(scene_dir)
+    out = scene_dir / f"scene.{fmt}"
+    with atomic_path(out) as tmp:
+        _author_scene(tmp, scene, scene_dir)
+    return out

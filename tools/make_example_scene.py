@@ -45,7 +45,10 @@ def _box(size, center) -> trimesh.Trimesh:
 def _cylinder(radius, height, base=(0.0, 0.0, 0.0)) -> trimesh.Trimesh:
     center = (base[0], base[1], base[2] + height / 2)
     return trimesh.creation.cylinder(
-        radius=radius, height=height, sections=24, transform=trimesh.transformations.translation_matrix(center)
+        radius=radius,
+        height=height,
+        sections=24,
+        transform=trimesh.transformations.translation_matrix(center),
     )
 
 
@@ -54,6 +57,7 @@ def _sphere(radius, center) -> trimesh.Trimesh:
     return mesh.apply_translation(center)
 
 
+# fmt: off
 WOOD, METAL, DARK, GREEN, BARK, RED, BLUE, GLASS = (
     (0.55, 0.35, 0.2), (0.35, 0.37, 0.4), (0.08, 0.08, 0.08), (0.2, 0.45, 0.18),
     (0.35, 0.25, 0.15), (0.75, 0.1, 0.08), (0.15, 0.25, 0.6), (0.2, 0.3, 0.35),
@@ -96,6 +100,7 @@ ASSETS = {
             [(-1.4, 0.78), (-1.4, -0.78), (1.4, 0.78), (1.4, -0.78)])],
     ]),
 }
+# fmt: on
 
 
 def _write_assets(scene_dir: Path) -> dict[str, tuple[float, float, float]]:
@@ -105,15 +110,31 @@ def _write_assets(scene_dir: Path) -> dict[str, tuple[float, float, float]]:
         extents = trimesh.util.concatenate([m for _, m, _ in parts]).extents
         sizes[uid] = tuple(float(e) for e in extents)
         asset = Asset(
-            uid=uid, category=category, category_path=path, description=f"primitive {category}",
-            length=sizes[uid][0], width=sizes[uid][1], height=sizes[uid][2], mass=mass,
-            friction_coefficient=friction, bounciness=restitution, movable=movable,
+            uid=uid,
+            category=category,
+            category_path=path,
+            description=f"primitive {category}",
+            length=sizes[uid][0],
+            width=sizes[uid][1],
+            height=sizes[uid][2],
+            mass=mass,
+            friction_coefficient=friction,
+            bounciness=restitution,
+            movable=movable,
             colors=tuple(rgb for _, _, rgb in parts),
-            value_origin={"mass": "annotated", "friction_coefficient": "annotated", "bounciness": "annotated"},
+            value_origin={
+                "mass": "annotated",
+                "friction_coefficient": "annotated",
+                "bounciness": "annotated",
+            },
             source=AssetSource(kind="procedural", generator="tools/make_example_scene.py", seed=0),
         )
-        save_asset(asset, scene_dir / "assets" / uid, [VisualPart(n, m, rgb) for n, m, rgb in parts],
-                   [m for _, m, _ in parts])
+        save_asset(
+            asset,
+            scene_dir / "assets" / uid,
+            [VisualPart(n, m, rgb) for n, m, rgb in parts],
+            [m for _, m, _ in parts],
+        )
     return sizes
 
 
@@ -133,36 +154,79 @@ def _write_textures(scene_dir: Path, rng: np.random.Generator) -> None:
 
 
 def _ground() -> list[GroundRegion]:
-    asphalt = Material(name="asphalt", base_color=(0.2, 0.2, 0.21), roughness=0.9,
-                       texture="textures/asphalt.png", texture_scale=2.0)
-    concrete = Material(name="concrete", base_color=(0.7, 0.68, 0.65), roughness=0.8,
-                        texture="textures/concrete.png", texture_scale=1.2)
-    zebra = Material(name="zebra", base_color=(0.6, 0.6, 0.6), roughness=0.7,
-                     texture="textures/zebra.png", texture_scale=1.0)
+    asphalt = Material(
+        name="asphalt",
+        base_color=(0.2, 0.2, 0.21),
+        roughness=0.9,
+        texture="textures/asphalt.png",
+        texture_scale=2.0,
+    )
+    concrete = Material(
+        name="concrete",
+        base_color=(0.7, 0.68, 0.65),
+        roughness=0.8,
+        texture="textures/concrete.png",
+        texture_scale=1.2,
+    )
+    zebra = Material(
+        name="zebra",
+        base_color=(0.6, 0.6, 0.6),
+        roughness=0.7,
+        texture="textures/zebra.png",
+        texture_scale=1.0,
+    )
     R, S, L, C, D = ROAD_HALF_WIDTH, SIDEWALK_WIDTH, HALF_LENGTH, CROSSWALK_HALF_WIDTH, RAMP_DEPTH
     regions = [
-        GroundRegion(id="road_west", type="road", polygon=((-L, -R), (-C, -R), (-C, R), (-L, R)),
-                     material=asphalt, friction=0.9),
-        GroundRegion(id="road_east", type="road", polygon=((C, -R), (L, -R), (L, R), (C, R)),
-                     material=asphalt, friction=0.9),
-        GroundRegion(id="crosswalk", type="crosswalk", polygon=((-C, -R), (C, -R), (C, R), (-C, R)),
-                     material=zebra, friction=0.8),
+        GroundRegion(
+            id="road_west",
+            type="road",
+            polygon=((-L, -R), (-C, -R), (-C, R), (-L, R)),
+            material=asphalt,
+            friction=0.9,
+        ),
+        GroundRegion(
+            id="road_east",
+            type="road",
+            polygon=((C, -R), (L, -R), (L, R), (C, R)),
+            material=asphalt,
+            friction=0.9,
+        ),
+        GroundRegion(
+            id="crosswalk",
+            type="crosswalk",
+            polygon=((-C, -R), (C, -R), (C, R), (-C, R)),
+            material=zebra,
+            friction=0.8,
+        ),
     ]
     for side, sign in (("north", 1.0), ("south", -1.0)):
+
         def pts(coords, s=sign):
             ring = [(x, s * y) for x, y in coords]
             return tuple(ring if s > 0 else ring[::-1])  # keep counter-clockwise after mirroring
 
-        regions.append(GroundRegion(
-            id=f"sidewalk_{side}", type="sidewalk", elevation=CURB, material=concrete,
-            polygon=pts([(-L, R), (-C, R), (-C, R + D), (C, R + D), (C, R), (L, R), (L, R + S), (-L, R + S)]),
-        ))
+        regions.append(
+            GroundRegion(
+                id=f"sidewalk_{side}",
+                type="sidewalk",
+                elevation=CURB,
+                material=concrete,
+                polygon=pts(
+                    [(-L, R), (-C, R), (-C, R + D), (C, R + D), (C, R), (L, R), (L, R + S), (-L, R + S)]
+                ),
+            )
+        )
         ramp = [(-C, R), (C, R), (C, R + D), (-C, R + D)]
         heights = [0.0, 0.0, CURB, CURB]
-        regions.append(GroundRegion(
-            id=f"ramp_{side}", type="ramp", material=concrete, polygon=pts(ramp),
-            vertex_elevation=tuple(heights if sign > 0 else heights[::-1]),
-        ))
+        regions.append(
+            GroundRegion(
+                id=f"ramp_{side}",
+                type="ramp",
+                material=concrete,
+                polygon=pts(ramp),
+                vertex_elevation=tuple(heights if sign > 0 else heights[::-1]),
+            )
+        )
     return regions
 
 
@@ -193,20 +257,36 @@ def build_example(scene_dir: Path) -> Scene:
     for oid, uid, x, y, yaw in PLACEMENTS:
         category, _, movable, mass, friction, restitution, _ = ASSETS[uid]
         z = 0.0 if abs(y) < ROAD_HALF_WIDTH else CURB
-        objects.append(SceneObject(
-            id=oid, category=category, asset=AssetRef(uid=uid, path=f"assets/{uid}"), position=(x, y, z),
-            yaw=yaw, size=sizes[uid], body_type="dynamic" if movable else "kinematic", mass=mass,
-            friction=friction, restitution=restitution,
-        ))
+        objects.append(
+            SceneObject(
+                id=oid,
+                category=category,
+                asset=AssetRef(uid=uid, path=f"assets/{uid}"),
+                position=(x, y, z),
+                yaw=yaw,
+                size=sizes[uid],
+                body_type="dynamic" if movable else "kinematic",
+                mass=mass,
+                friction=friction,
+                restitution=restitution,
+            )
+        )
     R, S, L = ROAD_HALF_WIDTH, SIDEWALK_WIDTH, HALF_LENGTH
     scene = Scene(
         name="example",
         source=SceneSource(kind="hand-made", generator="tools/make_example_scene.py", seed=0),
         ground=tuple(_ground()),
         objects=tuple(objects),
-        walkable_area=(((-L, R), (L, R), (L, R + S), (-L, R + S)), ((-L, -R - S), (L, -R - S), (L, -R), (-L, -R)),
-                       ((-CROSSWALK_HALF_WIDTH, -R), (CROSSWALK_HALF_WIDTH, -R), (CROSSWALK_HALF_WIDTH, R),
-                        (-CROSSWALK_HALF_WIDTH, R))),
+        walkable_area=(
+            ((-L, R), (L, R), (L, R + S), (-L, R + S)),
+            ((-L, -R - S), (L, -R - S), (L, -R), (-L, -R)),
+            (
+                (-CROSSWALK_HALF_WIDTH, -R),
+                (CROSSWALK_HALF_WIDTH, -R),
+                (CROSSWALK_HALF_WIDTH, R),
+                (-CROSSWALK_HALF_WIDTH, R),
+            ),
+        ),
     )
     save_scene(scene, scene_dir)
     write_usd(scene, scene_dir)
@@ -214,8 +294,12 @@ def build_example(scene_dir: Path) -> Scene:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-o", "--out", type=Path, default=Path(__file__).resolve().parents[1] / "scenes/example")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "-o", "--out", type=Path, default=Path(__file__).resolve().parents[1] / "scenes/example"
+    )
     args = parser.parse_args()
     scene = build_example(args.out)
     print(f"wrote {args.out} ({len(scene.ground)} ground regions, {len(scene.objects)} objects)")

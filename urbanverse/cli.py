@@ -19,7 +19,7 @@ from urbanverse.errors import InputError, MissingDependencyError
 
 app = typer.Typer(
     name="urbanverse",
-    help="Real-to-sim urban scenes: city-walk video -> physics-ready USD for Isaac Sim, and navigation training.",
+    help="Real-to-sim urban scenes: city-walk video -> physics-ready USD for Isaac Sim; navigation training.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -50,7 +50,9 @@ def cli_command(fn):
         except Exception as exc:
             if os.environ.get("URBANVERSE_DEBUG"):
                 raise
-            _fail(f"internal error: {type(exc).__name__}: {exc} (set URBANVERSE_DEBUG=1 for the traceback)", 1)
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (set URBANVERSE_DEBUG=1 for the traceback)", 1
+            )
 
     return wrapper
 
@@ -100,25 +102,30 @@ def validate_command(
     Exit code 1 when any validator reports an error, 2 when scene.json itself is invalid.
     """
     from rich.console import Console
-    from rich.table import Table
 
     from urbanverse.scene.record import load_scene
     from urbanverse.scene.usd_validate import validate_usd
 
     scene = load_scene(scene_dir)
     if usd is None:
-        usd = next((p for p in (scene_dir / "scene.usda", scene_dir / "scene.usdc") if p.is_file()),
-                   scene_dir / "scene.usda")
+        usd = next(
+            (p for p in (scene_dir / "scene.usda", scene_dir / "scene.usdc") if p.is_file()),
+            scene_dir / "scene.usda",
+        )
     issues, n_validators = validate_usd(usd)
-    console = Console()
+    console = Console(highlight=False)
     console.print(f"scene.json: ok ({len(scene.ground)} ground regions, {len(scene.objects)} objects)")
-    if issues:
-        table = Table("severity", "validator", "where", "message", title=f"{usd}")
-        for issue in issues:
-            table.add_row(issue.severity, issue.validator, ", ".join(issue.sites), issue.message)
-        console.print(table)
+    for issue in issues:
+        colour = "red" if issue.severity == "error" else "yellow"
+        console.print(
+            f"[{colour}]{issue.severity}[/{colour}] {issue.validator} at {', '.join(issue.sites)}: "
+            f"{issue.message}",
+            soft_wrap=True,
+        )
     n_errors = sum(i.severity == "error" for i in issues)
-    console.print(f"{usd}: {n_validators} validators, {n_errors} errors, {len(issues) - n_errors} other findings")
+    console.print(
+        f"{usd}: {n_validators} validators, {n_errors} errors, {len(issues) - n_errors} other findings"
+    )
     if n_errors:
         raise typer.Exit(1)
 
@@ -127,8 +134,9 @@ def validate_command(
 @cli_command
 def check_command(
     scene_dir: SceneDir,
-    fix: Annotated[bool, typer.Option("--fix", help="Move interpenetrating objects apart or up, save, re-check.")]
-    = False,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Move interpenetrating objects apart or up, save, re-check.")
+    ] = False,
     duration: Annotated[float, typer.Option(help="Simulated seconds.")] = 2.0,
 ) -> None:
     """Simulate the scene in MuJoCo and report objects that sink, fall over, drift or interpenetrate.
@@ -159,16 +167,32 @@ def check_command(
                 if (scene_dir / f"scene.{fmt}").is_file():
                     write_usd(scene, scene_dir, fmt)
     report = run_physics_check(scene, scene_dir, cfg)
-    table = Table("object", "category", "overlap cm", "drift cm", "tilt °", "sink cm", "result",
-                  title=f"physics check: {scene.name}, {cfg.duration_s:g} s in MuJoCo")
+    table = Table(
+        "object",
+        "category",
+        "overlap cm",
+        "drift cm",
+        "tilt °",
+        "sink cm",
+        "result",
+        title=f"physics check: {scene.name}, {cfg.duration_s:g} s in MuJoCo",
+    )
     for o in report.objects:
-        table.add_row(o.id, o.category, f"{100 * o.penetration_m:.2f}", f"{100 * o.drift_m:.2f}",
-                      f"{o.tilt_deg:.1f}", f"{100 * o.sink_m:.2f}",
-                      "[red]" + "; ".join(o.problems) + "[/red]" if o.problems else "[green]ok[/green]")
+        table.add_row(
+            o.id,
+            o.category,
+            f"{100 * o.penetration_m:.2f}",
+            f"{100 * o.drift_m:.2f}",
+            f"{o.tilt_deg:.1f}",
+            f"{100 * o.sink_m:.2f}",
+            "[red]" + "; ".join(o.problems) + "[/red]" if o.problems else "[green]ok[/green]",
+        )
     console.print(table)
     save_json(report.to_dict(), scene_dir / "physics_check.json")
     failed = [o.id for o in report.objects if o.problems]
-    console.print(f"{len(report.objects) - len(failed)}/{len(report.objects)} objects stable"
-                  + (f"; failed: {', '.join(failed)}" if failed else ""))
+    console.print(
+        f"{len(report.objects) - len(failed)}/{len(report.objects)} objects stable"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     if failed:
         raise typer.Exit(1)

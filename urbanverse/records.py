@@ -66,16 +66,16 @@ def json_path(loc: tuple[str | int, ...]) -> str:
 def _first_error(exc: pydantic.ValidationError) -> str:
     err = exc.errors()[0]
     msg = err["msg"]
-    if err["type"] == "extra_forbidden":
+    if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         msg = "unknown field"
-    elif err["type"] == "missing":
+    elif err["type"] in ("missing", "missing_keyword_argument"):
         msg = "missing field"
     extra = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"{json_path(tuple(err['loc']))}: {msg}{extra}"
 
 
 def parse_record(cls: type[T], text: str | bytes, source: str) -> T:
-    """Parse and validate JSON ``text`` as ``cls``; raise ``InputError`` naming ``source`` and the JSON path."""
+    """Parse and validate JSON ``text`` as ``cls``; ``InputError`` names ``source`` and the JSON path."""
     try:
         return TypeAdapter(cls).validate_json(text)
     except pydantic.ValidationError as exc:

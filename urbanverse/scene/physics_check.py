@@ -39,7 +39,14 @@ class PhysicsCheckCfg:
     fix_margin_m: float = 0.001
 
     def __post_init__(self) -> None:
-        for name in ("duration_s", "timestep_s", "drift_tol_m", "sink_tol_m", "tilt_tol_deg", "penetration_tol_m"):
+        for name in (
+            "duration_s",
+            "timestep_s",
+            "drift_tol_m",
+            "sink_tol_m",
+            "tilt_tol_deg",
+            "penetration_tol_m",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"PhysicsCheckCfg.{name} must be positive, got {getattr(self, name)}")
 
@@ -71,9 +78,13 @@ class PhysicsReport:
         return not any(o.problems for o in self.objects)
 
     def to_dict(self) -> dict:
-        return {"scene": self.scene, "ok": self.ok, "duration_s": self.duration_s,
-                "failed": [o.id for o in self.objects if o.problems],
-                "objects": [dataclasses.asdict(o) for o in self.objects]}
+        return {
+            "scene": self.scene,
+            "ok": self.ok,
+            "duration_s": self.duration_s,
+            "failed": [o.id for o in self.objects if o.problems],
+            "objects": [dataclasses.asdict(o) for o in self.objects],
+        }
 
 
 @dataclass
@@ -97,14 +108,22 @@ def build_mujoco(scene: Scene, scene_dir: Path, timestep_s: float = 0.002) -> _M
     spec.option.gravity = [0.0, 0.0, -9.81]
     world = spec.worldbody
     road_friction = next((r.friction for r in scene.ground if r.type == "road"), 0.8)
-    world.add_geom(name="ground_plane", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1],
-                   friction=[road_friction, 0.005, 0.0001])
+    world.add_geom(
+        name="ground_plane",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[0, 0, 1],
+        friction=[road_friction, 0.005, 0.0001],
+    )
     for region in scene.ground:
         for k, prism in enumerate(top_triangle_prisms(region)):
             name = f"ground_{region.id}_{k}"
             spec.add_mesh(name=name, uservert=np.unique(prism.round(9), axis=0).ravel().tolist())
-            world.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name,
-                           friction=[region.friction, 0.005, 0.0001])
+            world.add_geom(
+                name=name,
+                type=mujoco.mjtGeom.mjGEOM_MESH,
+                meshname=name,
+                friction=[region.friction, 0.005, 0.0001],
+            )
     parts_cache: dict[str, list] = {}
     for obj in scene.objects:
         asset_dir = resolve_inside(scene_dir, obj.asset.path, f"object {obj.id} asset")
@@ -117,8 +136,13 @@ def build_mujoco(scene: Scene, scene_dir: Path, timestep_s: float = 0.002) -> _M
         for k, (verts, vol) in enumerate(zip(parts, volumes, strict=True)):
             name = f"{obj.id}_part_{k}"
             spec.add_mesh(name=name, uservert=verts.ravel().tolist())
-            body.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_MESH, meshname=name,
-                          mass=float(obj.mass * vol / volumes.sum()), friction=[obj.friction, 0.005, 0.0001])
+            body.add_geom(
+                name=name,
+                type=mujoco.mjtGeom.mjGEOM_MESH,
+                meshname=name,
+                mass=float(obj.mass * vol / volumes.sum()),
+                friction=[obj.friction, 0.005, 0.0001],
+            )
     model = spec.compile()
     body_of = {obj.id: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, obj.id) for obj in scene.objects}
     return _Model(model, body_of, {b: o for o, b in body_of.items()})
@@ -169,7 +193,9 @@ def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
         check.drift_m = float(np.linalg.norm(data.xpos[bid] - start[oid]))
         check.tilt_deg = _tilt_deg(data.xquat[bid])
         if check.penetration_m > cfg.penetration_tol_m:
-            check.problems.append(f"interpenetrates {check.penetrating} by {100 * check.penetration_m:.1f} cm")
+            check.problems.append(
+                f"interpenetrates {check.penetrating} by {100 * check.penetration_m:.1f} cm"
+            )
         if check.tilt_deg > cfg.tilt_tol_deg:
             check.problems.append(f"falls over ({check.tilt_deg:.0f} deg)")
         if check.drift_m > cfg.drift_tol_m:
@@ -179,7 +205,9 @@ def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
     return PhysicsReport(scene.name, cfg.duration_s, list(checks.values()))
 
 
-def fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> tuple[Scene, list[str]]:
+def fix_penetrations(
+    scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None
+) -> tuple[Scene, list[str]]:
     """Move objects apart (horizontally, along the contact normal) or up (out of the ground) until no
     contact is deeper than ``cfg.fix_margin_m``. Between two objects the less confident one moves
     (ties: the one listed later). Returns the new scene and one line per moved object."""
@@ -205,13 +233,15 @@ def fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None 
             else:
                 step = horizontal / np.linalg.norm(horizontal) * (depth + cfg.fix_margin_m)
         qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[mover]]]
-        data.qpos[qpos_adr: qpos_adr + 3] += step
+        data.qpos[qpos_adr : qpos_adr + 3] += step
         moved[mover] = moved.get(mover, np.zeros(3)) + step
     objects, notes = [], []
     for obj in scene.objects:
         if obj.id in moved:
             qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[obj.id]]]
-            obj = dataclasses.replace(obj, position=tuple(float(v) for v in data.qpos[qpos_adr: qpos_adr + 3]))
+            obj = dataclasses.replace(
+                obj, position=tuple(float(v) for v in data.qpos[qpos_adr : qpos_adr + 3])
+            )
             dx, dy, dz = moved[obj.id]
             notes.append(f"{obj.id}: moved ({100 * dx:+.1f}, {100 * dy:+.1f}, {100 * dz:+.1f}) cm")
         objects.append(obj)

@@ -204,7 +204,7 @@ def validate_scene(scene: Scene, scene_dir: Path) -> None:
     ``scene_dir``. Raises ``InputError`` naming the JSON path of the first bad value."""
     if scene.schema_version != SCENE_SCHEMA_VERSION:
         raise InputError(
-            f"schema_version: this urbanverse reads version {SCENE_SCHEMA_VERSION}, got {scene.schema_version}"
+            f"schema_version: this urbanverse reads {SCENE_SCHEMA_VERSION}, got {scene.schema_version}"
         )
     seen: set[str] = set()
     for i, region in enumerate(scene.ground):
@@ -219,8 +219,12 @@ def validate_scene(scene: Scene, scene_dir: Path) -> None:
                 f"got {len(region.vertex_elevation)}"
             )
         for j, h in enumerate(region.top_heights()):
-            _check_range(h, 0.0, 10.0, f"{where}.elevation" if region.vertex_elevation is None else
-                         f"{where}.vertex_elevation[{j}]")
+            _check_range(
+                h,
+                0.0,
+                10.0,
+                f"{where}.elevation" if region.vertex_elevation is None else f"{where}.vertex_elevation[{j}]",
+            )
         _check_material(region.material, scene_dir, f"{where}.material")
         _check_range(region.friction, 0.0, 5.0, f"{where}.friction")
         _check_range(region.restitution, 0.0, 1.0, f"{where}.restitution")

@@ -57,7 +57,9 @@ def _define_mesh(stage: Usd.Stage, path: str, mesh: trimesh.Trimesh) -> UsdGeom.
     vertices = np.asarray(mesh.vertices, dtype=np.float32)
     usd_mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(vertices))
     usd_mesh.CreateFaceVertexCountsAttr(Vt.IntArray([3] * len(mesh.faces)))
-    usd_mesh.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(np.asarray(mesh.faces, dtype=np.int32).ravel()))
+    usd_mesh.CreateFaceVertexIndicesAttr(
+        Vt.IntArray.FromNumpy(np.asarray(mesh.faces, dtype=np.int32).ravel())
+    )
     usd_mesh.CreateExtentAttr(Vt.Vec3fArray.FromNumpy(np.stack([vertices.min(0), vertices.max(0)])))
     usd_mesh.CreateSubdivisionSchemeAttr(UsdGeom.Tokens.none)
     return usd_mesh
@@ -88,8 +90,9 @@ def _preview_material(
         tex.CreateInput("st", Sdf.ValueTypeNames.Float2).ConnectToSource(
             reader.ConnectableAPI(), "result", UsdShade.AttributeType.Output, Sdf.ValueTypeNames.Float2
         )
-        diffuse.ConnectToSource(tex.ConnectableAPI(), "rgb", UsdShade.AttributeType.Output,
-                                Sdf.ValueTypeNames.Float3)
+        diffuse.ConnectToSource(
+            tex.ConnectableAPI(), "rgb", UsdShade.AttributeType.Output, Sdf.ValueTypeNames.Float3
+        )
     material.CreateSurfaceOutput().ConnectToSource(shader.ConnectableAPI(), "surface")
     return material
 
@@ -151,7 +154,9 @@ def _ground(stage: Usd.Stage, region: GroundRegion, looks: dict[str, UsdShade.Ma
     prim = usd_mesh.GetPrim()
     prim.SetCustomDataByKey("urbanverse:ground_type", region.type)
     mat: Material = region.material
-    usd_mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(Vt.Vec3fArray([Gf.Vec3f(*mat.base_color)]))
+    usd_mesh.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(
+        Vt.Vec3fArray([Gf.Vec3f(*mat.base_color)])
+    )
     st = planar_uv(np.asarray(mesh.vertices), mat.texture_scale).astype(np.float32)
     UsdGeom.PrimvarsAPI(prim).CreatePrimvar(
         "st", Sdf.ValueTypeNames.TexCoord2fArray, UsdGeom.Tokens.vertex

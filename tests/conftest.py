@@ -1,0 +1,28 @@
+"""Shared fixtures: a private copy of the example scene that a test may modify."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_SCENE = REPO / "scenes" / "example"
+
+
+@pytest.fixture
+def example_dir(tmp_path: Path) -> Path:
+    """A copy of ``scenes/example`` in a temporary folder."""
+    dst = tmp_path / "example"
+    shutil.copytree(EXAMPLE_SCENE, dst, ignore=shutil.ignore_patterns("physics_check.json"))
+    return dst
+
+
+def edit_scene_json(scene_dir: Path, edit) -> None:
+    """Apply ``edit(data)`` to ``scene_dir/scene.json`` in place (raw JSON, bypassing validation)."""
+    path = scene_dir / "scene.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))

@@ -1,0 +1,80 @@
+"""MuJoCo physics check: the example is stable; sunk, floating, toppling and overlapping objects fail;
+``fix_penetrations`` resolves overlaps."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from urbanverse.scene.physics_check import PhysicsCheckCfg, fix_penetrations, run_physics_check
+from urbanverse.scene.record import load_scene
+
+
+def _moved(scene, object_id, **changes):
+    objects = tuple(dataclasses.replace(o, **changes) if o.id == object_id else o for o in scene.objects)
+    return dataclasses.replace(scene, objects=objects)
+
+
+def _by_id(report):
+    return {o.id: o for o in report.objects}
+
+
+def test_example_scene_is_stable(example_dir):
+    report = run_physics_check(load_scene(example_dir), example_dir)
+    assert report.ok, [o for o in report.objects if o.problems]
+    assert report.to_dict()["failed"] == []
+
+
+def test_sunk_object_is_reported_and_fixed(example_dir):
+    scene = load_scene(example_dir)
+    bin_ = next(o for o in scene.objects if o.id == "bin_1")
+    sunk = _moved(scene, "bin_1", position=(bin_.position[0], bin_.position[1], bin_.position[2] - 0.05))
+    result = _by_id(run_physics_check(sunk, example_dir))["bin_1"]
+    assert result.penetration_m == pytest.approx(0.05, abs=0.005)
+    assert any("interpenetrates" in p for p in result.problems)
+
+    fixed, notes = fix_penetrations(sunk, example_dir)
+    assert [n.split(":")[0] for n in notes] == ["bin_1"]
+    assert next(o for o in fixed.objects if o.id == "bin_1").position[2] == pytest.approx(
+        bin_.position[2], abs=0.003
+    )
+    assert run_physics_check(fixed, example_dir).ok
+
+
+def test_overlapping_objects_are_pushed_apart(example_dir):
+    scene = load_scene(example_dir)
+    bench = next(o for o in scene.objects if o.id == "bench_1")
+    # Put the bin 0.5 m into the bench's seat end: a 10+ cm overlap.
+    overlapping = _moved(
+        scene, "bin_1", position=(bench.position[0] + 0.7, bench.position[1], bench.position[2])
+    )
+    report = _by_id(run_physics_check(overlapping, example_dir))
+    assert report["bin_1"].penetrating == "bench_1" and report["bin_1"].problems
+    fixed, notes = fix_penetrations(overlapping, example_dir)
+    assert notes
+    assert run_physics_check(fixed, example_dir, PhysicsCheckCfg(duration_s=0.5)).ok
+
+
+def test_floating_object_drifts(example_dir):
+    scene = load_scene(example_dir)
+    car = next(o for o in scene.objects if o.id == "car_1")
+    floating = _moved(scene, "car_1", position=(car.position[0], car.position[1], 0.3))
+    result = _by_id(run_physics_check(floating, example_dir))["car_1"]
+    assert result.drift_m == pytest.approx(0.3, abs=0.02)
+    assert any("drifts" in p for p in result.problems)
+
+
+def test_object_on_the_curb_edge_falls_over(example_dir):
+    scene = load_scene(example_dir)
+    lamp = next(o for o in scene.objects if o.id == "lamp_1")
+    # Base centre 12 cm outside the curb line, at sidewalk height: most of the base hangs over the road.
+    edge = _moved(scene, "lamp_1", position=(lamp.position[0], 3.5 - 0.12, 0.15))
+    result = _by_id(run_physics_check(edge, example_dir))["lamp_1"]
+    assert result.tilt_deg > 20
+    assert any("falls over" in p for p in result.problems)
+
+
+def test_config_rejects_nonsense():
+    with pytest.raises(ValueError, match="duration_s"):
+        PhysicsCheckCfg(duration_s=0)

@@ -1,0 +1,90 @@
+"""USD export: validators pass, everything round-trips, failures leave no half-written file."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from pxr import Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade
+
+from urbanverse.scene import usd_writer
+from urbanverse.scene.record import load_scene
+from urbanverse.scene.usd_validate import validate_usd
+from urbanverse.scene.usd_writer import safe_name, write_usd
+
+
+@pytest.mark.parametrize("fmt", ["usda", "usdc"])
+def test_example_passes_every_validator(example_dir, fmt):
+    path = write_usd(load_scene(example_dir), example_dir, fmt)
+    issues, n_validators = validate_usd(path)
+    assert n_validators >= 30
+    assert [i for i in issues if i.severity == "error"] == []
+
+
+def test_validator_catches_a_missing_asset(example_dir):
+    path = write_usd(load_scene(example_dir), example_dir)
+    (example_dir / "assets" / "bench_wood_a" / "asset.usda").unlink()
+    issues, _ = validate_usd(path)
+    assert any(i.severity == "error" and "bench_wood_a" in i.message for i in issues)
+
+
+def _physics_material(prim: Usd.Prim) -> UsdPhysics.MaterialAPI:
+    binding = UsdShade.MaterialBindingAPI(prim).ComputeBoundMaterial("physics")[0]
+    return UsdPhysics.MaterialAPI(binding.GetPrim())
+
+
+def test_round_trip_prims_transforms_mass_friction(example_dir):
+    scene = load_scene(example_dir)
+    stage = Usd.Stage.Open(str(write_usd(scene, example_dir)))
+    assert stage.GetDefaultPrim().GetPath() == "/World"
+    assert UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
+    assert UsdGeom.GetStageMetersPerUnit(stage) == 1.0
+    physics_scene = UsdPhysics.Scene(stage.GetPrimAtPath("/World/PhysicsScene"))
+    assert physics_scene.GetGravityMagnitudeAttr().Get() == pytest.approx(9.81)
+
+    for obj in scene.objects:
+        prim = stage.GetPrimAtPath(f"/World/Objects/{safe_name(obj.id)}")
+        assert prim.IsValid(), obj.id
+        matrix = UsdGeom.Xformable(prim).GetLocalTransformation()
+        assert tuple(matrix.ExtractTranslation()) == pytest.approx(obj.position, abs=1e-6)
+        x_axis = matrix.TransformDir((1, 0, 0))
+        assert math.atan2(x_axis[1], x_axis[0]) == pytest.approx(
+            math.atan2(math.sin(obj.yaw), math.cos(obj.yaw))
+        )
+        assert UsdPhysics.MassAPI(prim).GetMassAttr().Get() == pytest.approx(obj.mass)
+        body = UsdPhysics.RigidBodyAPI(prim)
+        assert body.GetKinematicEnabledAttr().Get() == (obj.body_type == "kinematic")
+        colliders = [p for p in Usd.PrimRange(prim) if p.HasAPI(UsdPhysics.CollisionAPI)]
+        assert colliders, obj.id
+        for collider in colliders:
+            approx = UsdPhysics.MeshCollisionAPI(collider).GetApproximationAttr().Get()
+            assert approx in ("convexHull", "convexDecomposition")
+            material = _physics_material(collider)
+            assert material.GetStaticFrictionAttr().Get() == pytest.approx(obj.friction)
+            assert material.GetRestitutionAttr().Get() == pytest.approx(obj.restitution)
+
+    for region in scene.ground:
+        prim = stage.GetPrimAtPath(f"/World/Ground/{safe_name(region.id)}")
+        assert prim.HasAPI(UsdPhysics.CollisionAPI)
+        assert _physics_material(prim).GetStaticFrictionAttr().Get() == pytest.approx(region.friction)
+        top = max(p[2] for p in UsdGeom.Mesh(prim).GetPointsAttr().Get())
+        assert top == pytest.approx(max(region.top_heights()), abs=1e-6)
+    assert stage.GetPrimAtPath("/World/Lights/Sky").IsA(UsdLux.DomeLight)
+
+
+def test_crash_mid_write_leaves_no_scene_file(example_dir, monkeypatch):
+    def boom(*_):
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(usd_writer, "_lights", boom)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        write_usd(load_scene(example_dir), example_dir)
+    assert not (example_dir / "scene.usda").exists() or _unchanged_original(example_dir)
+    assert not list(example_dir.glob(".scene*"))
+
+
+def _unchanged_original(scene_dir) -> bool:
+    # scenes/example ships a scene.usda: a failed write must leave it exactly as it was.
+    from tests.conftest import EXAMPLE_SCENE
+
+    return (scene_dir / "scene.usda").read_bytes() == (EXAMPLE_SCENE / "scene.usda").read_bytes()

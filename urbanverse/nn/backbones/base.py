@@ -41,7 +41,7 @@ class Backbone(nn.Module, abc.ABC):
     def forward_sequence(
         self, x: torch.Tensor, state: State, resets: torch.Tensor
     ) -> tuple[torch.Tensor, State]:
-        """``x``: ``(B, L, in_dim)``, ``resets``: ``(B, L)`` bool -> ``(B, L, out_dim)`` and the final state."""
+        """``x``: ``(B, L, in_dim)``, ``resets``: ``(B, L)`` bool -> ``(B, L, out_dim)``, final state."""
 
     def aux_loss(self) -> torch.Tensor:
         """Auxiliary loss from the last forward call (e.g. SSE load balancing); zero by default."""

@@ -17,7 +17,9 @@ import numpy as np
 import trimesh
 from PIL import Image
 
-from urbanverse.assets.record import Asset, AssetSource, VisualPart, save_asset
+from urbanverse.assets.annotate import annotate
+from urbanverse.assets.generators.base import Part
+from urbanverse.assets.record import Asset, AssetSource, save_asset
 from urbanverse.scene.record import (
     DEFAULT_CURB_HEIGHT,
     AssetRef,
@@ -63,79 +65,55 @@ WOOD, METAL, DARK, GREEN, BARK, RED, BLUE, GLASS = (
     (0.35, 0.25, 0.15), (0.75, 0.1, 0.08), (0.15, 0.25, 0.6), (0.2, 0.3, 0.35),
 )
 
-# uid -> (category, L1/L2/L3, movable, mass kg, friction, restitution, [(name, mesh, rgb)])
-# Every part is convex, so the visual parts double as collision parts.
+# uid -> (L1/L2/L3, synset, style, [(part name, mesh, material, rgb)]); every part is convex.
 ASSETS = {
-    "bench_wood_a": ("bench", ("street_furniture", "seating", "park_bench"), False, 45.0, 0.6, 0.1, [
-        ("seat", _box((1.6, 0.45, 0.06), (0, 0, 0.45)), WOOD),
-        ("back", _box((1.6, 0.05, 0.4), (0, 0.2, 0.7)), WOOD),
-        ("leg_left", _box((0.06, 0.45, 0.42), (-0.7, 0, 0.21)), METAL),
-        ("leg_right", _box((0.06, 0.45, 0.42), (0.7, 0, 0.21)), METAL),
+    "bench_wood_a": (("street_furniture", "seating", "park_bench"), "bench.n.01", "wooden bench with backrest", [
+        ("seat", _box((1.6, 0.45, 0.06), (0, 0, 0.45)), "wood", WOOD),
+        ("back", _box((1.6, 0.05, 0.4), (0, 0.2, 0.7)), "wood", WOOD),
+        ("leg_left", _box((0.06, 0.45, 0.42), (-0.7, 0, 0.21)), "cast_iron", METAL),
+        ("leg_right", _box((0.06, 0.45, 0.42), (0.7, 0, 0.21)), "cast_iron", METAL),
     ]),
-    "bin_round_a": ("trash_can", ("street_furniture", "waste", "ashcan"), True, 12.0, 0.5, 0.2, [
-        ("body", _cylinder(0.28, 0.85), DARK),
+    "bin_round_a": (("street_furniture", "waste", "trash_bin"), "ashcan.n.01", "round bin", [
+        ("body", _cylinder(0.28, 0.85), "hdpe", DARK),
     ]),
-    "lamp_post_a": ("street_lamp", ("lighting", "street_lighting", "street_lamp"), False, 180.0, 0.5, 0.1, [
-        ("base", _cylinder(0.18, 0.4), METAL),
-        ("pole", _cylinder(0.07, 4.6, (0, 0, 0.4)), METAL),
-        ("head", _box((0.6, 0.25, 0.15), (0.2, 0, 5.05)), DARK),
+    "lamp_post_a": (("lighting", "street_lighting", "street_lamp"), "street_lamp.n.01", "single-arm lamp post", [
+        ("base", _cylinder(0.18, 0.4), "cast_iron", METAL),
+        ("pole", _cylinder(0.07, 4.6, (0, 0, 0.4)), "steel", METAL),
+        ("head", _box((0.6, 0.25, 0.15), (0.2, 0, 5.05)), "aluminium", DARK),
     ]),
-    "tree_round_a": ("tree", ("vegetation", "trees", "deciduous_tree"), False, 600.0, 0.7, 0.05, [
-        ("trunk", _cylinder(0.15, 2.6), BARK),
-        ("crown", _sphere(1.4, (0, 0, 3.6)), GREEN),
+    "tree_round_a": (("vegetation", "trees", "deciduous_tree"), "tree.n.01", "round-crowned tree", [
+        ("trunk", _cylinder(0.15, 2.6), "bark", BARK),
+        ("crown", _sphere(1.4, (0, 0, 3.6)), "foliage", GREEN),
     ]),
-    "bollard_a": ("bollard", ("barriers", "traffic_barriers", "bollard"), False, 40.0, 0.5, 0.1, [
-        ("post", _cylinder(0.1, 0.9), METAL),
+    "bollard_a": (("barriers", "traffic_barriers", "bollard"), "bollard.n.02", "round steel bollard", [
+        ("post", _cylinder(0.1, 0.9), "cast_iron", METAL),
     ]),
-    "hydrant_a": ("fire_hydrant", ("utilities", "water", "fire_hydrant"), False, 90.0, 0.5, 0.1, [
-        ("barrel", _cylinder(0.13, 0.6), RED),
-        ("cap", _cylinder(0.1, 0.12, (0, 0, 0.6)), RED),
+    "hydrant_a": (("utilities", "water", "fire_hydrant"), "fireplug.n.01", "pillar hydrant", [
+        ("barrel", _cylinder(0.13, 0.6), "cast_iron", RED),
+        ("cap", _cylinder(0.1, 0.12, (0, 0, 0.6)), "cast_iron", RED),
     ]),
-    "car_sedan_a": ("car", ("vehicles", "cars", "sedan"), False, 1400.0, 0.8, 0.05, [
-        ("body", _box((4.3, 1.8, 0.75), (0, 0, 0.7)), BLUE),
-        ("cabin", _box((2.3, 1.6, 0.55), (-0.2, 0, 1.35)), GLASS),
+    "car_sedan_a": (("vehicles", "cars", "sedan"), "sedan.n.01", "four-door sedan", [
+        ("body", _box((4.3, 1.8, 0.75), (0, 0, 0.7)), "painted_metal", BLUE),
+        ("cabin", _box((2.3, 1.6, 0.55), (-0.2, 0, 1.35)), "glass", GLASS),
         *[(f"wheel_{i}", _cylinder(0.32, 0.25).apply_transform(
             trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0))).apply_translation(
-            (x, y, 0.32)), DARK) for i, (x, y) in enumerate(
+            (x, y, 0.32)), "rubber", DARK) for i, (x, y) in enumerate(
             [(-1.4, 0.78), (-1.4, -0.78), (1.4, 0.78), (1.4, -0.78)])],
     ]),
 }
 # fmt: on
 
 
-def _write_assets(scene_dir: Path) -> dict[str, tuple[float, float, float]]:
-    """Write every asset folder; returns uid -> (length, width, height)."""
-    sizes = {}
-    for uid, (category, path, movable, mass, friction, restitution, parts) in ASSETS.items():
-        extents = trimesh.util.concatenate([m for _, m, _ in parts]).extents
-        sizes[uid] = tuple(float(e) for e in extents)
-        asset = Asset(
-            uid=uid,
-            category=category,
-            category_path=path,
-            description=f"primitive {category}",
-            length=sizes[uid][0],
-            width=sizes[uid][1],
-            height=sizes[uid][2],
-            mass=mass,
-            friction_coefficient=friction,
-            bounciness=restitution,
-            movable=movable,
-            colors=tuple(rgb for _, _, rgb in parts),
-            value_origin={
-                "mass": "annotated",
-                "friction_coefficient": "annotated",
-                "bounciness": "annotated",
-            },
-            source=AssetSource(kind="procedural", generator="tools/make_example_scene.py", seed=0),
-        )
-        save_asset(
-            asset,
-            scene_dir / "assets" / uid,
-            [VisualPart(n, m, rgb) for n, m, rgb in parts],
-            [m for _, m, _ in parts],
-        )
-    return sizes
+def _write_assets(scene_dir: Path) -> dict[str, Asset]:
+    """Write every asset folder; returns uid -> Asset record."""
+    assets = {}
+    for uid, (path, synset, style, spec) in ASSETS.items():
+        parts = [Part(name, mesh, mat, rgb) for name, mesh, mat, rgb in spec]
+        source = AssetSource(kind="procedural", generator="tools/make_example_scene.py", seed=0)
+        asset = annotate(parts, uid=uid, category_path=path, synset=synset, style=style, source=source)
+        save_asset(asset, scene_dir / "assets" / uid, parts, [p.mesh for p in parts])
+        assets[uid] = asset
+    return assets
 
 
 def _write_textures(scene_dir: Path, rng: np.random.Generator) -> None:
@@ -251,24 +229,24 @@ def build_example(scene_dir: Path) -> Scene:
     if scene_dir.exists():
         shutil.rmtree(scene_dir)
     rng = np.random.default_rng(0)
-    sizes = _write_assets(scene_dir)
+    assets = _write_assets(scene_dir)
     _write_textures(scene_dir, rng)
     objects = []
     for oid, uid, x, y, yaw in PLACEMENTS:
-        category, _, movable, mass, friction, restitution, _ = ASSETS[uid]
+        asset = assets[uid]
         z = 0.0 if abs(y) < ROAD_HALF_WIDTH else CURB
         objects.append(
             SceneObject(
                 id=oid,
-                category=category,
+                category=asset.category,
                 asset=AssetRef(uid=uid, path=f"assets/{uid}"),
                 position=(x, y, z),
                 yaw=yaw,
-                size=sizes[uid],
-                body_type="dynamic" if movable else "kinematic",
-                mass=mass,
-                friction=friction,
-                restitution=restitution,
+                size=(asset.length, asset.width, asset.height),
+                body_type="dynamic" if asset.movable else "kinematic",
+                mass=asset.mass,
+                friction=asset.friction_coefficient,
+                restitution=asset.bounciness,
             )
         )
     R, S, L = ROAD_HALF_WIDTH, SIDEWALK_WIDTH, HALF_LENGTH

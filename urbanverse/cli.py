@@ -7,15 +7,15 @@ internal error, 2 bad input (one line saying what was wrong and where).
 
 from __future__ import annotations
 
-import functools
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from urbanverse import __version__
-from urbanverse.errors import InputError, MissingDependencyError
+from urbanverse.cli_assets import assets_app
+from urbanverse.cli_common import SceneDir, cli_command
+from urbanverse.errors import InputError
 
 app = typer.Typer(
     name="urbanverse",
@@ -25,42 +25,14 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-SceneDir = Annotated[Path, typer.Argument(help="Scene folder holding scene.json (e.g. scenes/example).")]
-
-
-def _fail(message: str, code: int) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
-def cli_command(fn):
-    """Map exceptions to exit codes: InputError / missing dependency -> 2, anything else -> 1.
-
-    Set ``URBANVERSE_DEBUG=1`` to see the traceback of internal errors.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
-            raise
-        except (InputError, MissingDependencyError) as exc:
-            _fail(str(exc), 2)
-        except Exception as exc:
-            if os.environ.get("URBANVERSE_DEBUG"):
-                raise
-            _fail(
-                f"internal error: {type(exc).__name__}: {exc} (set URBANVERSE_DEBUG=1 for the traceback)", 1
-            )
-
-    return wrapper
-
 
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"urbanverse {__version__}")
         raise typer.Exit()
+
+
+app.add_typer(assets_app, name="assets")
 
 
 @app.callback()

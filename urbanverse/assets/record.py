@@ -38,27 +38,61 @@ class AssetSource:
     sha256: str | None = None
 
 
+Traversability = Literal["pass_through", "push_through", "obstacle"]
+
+
 @record
 class Asset:
-    """One library entry. Lengths in metres (extent along x = length, y = width, z = height), mass in kg."""
+    """One library entry, with the UrbanVerse-100K attribute names.
+
+    Geometry in metres (``length`` along x, ``width`` along y, ``height`` along z; ``volume`` in
+    m^3), ``mass`` in kg, ``youngs_modulus`` in MPa, ``surface_hardness`` on the Mohs scale,
+    ``surface_roughness`` in [0, 1], ``required_force`` in N (to slide it on dry ground),
+    ``recommended_clearance`` in m, ``quality`` in 0..10. ``value_origin`` tells, per physical
+    field, whether it was ``measured`` from geometry, ``derived`` from the material table and
+    rules, or ``annotated`` in an input file.
+    """
 
     schema_version: int = ASSET_SCHEMA_VERSION
     uid: str
     category: str
     category_path: tuple[str, str, str]
+    synset: str = ""
     description: str = ""
+    description_long: str = ""
     length: float
     width: float
     height: float
+    max_dimension: float
+    volume: float
+    materials: tuple[str, ...] = ()
+    materials_composition: tuple[float, ...] = ()
+    colors: tuple[str, ...] = ()
+    colors_composition: tuple[float, ...] = ()
     mass: float
+    center_of_mass: Vec3 = (0.0, 0.0, 0.0)
     friction_coefficient: float
     bounciness: float
+    youngs_modulus: float = 0.0
+    surface_hardness: float = 0.0
+    surface_roughness: float = 0.5
     movable: bool
-    materials: tuple[str, ...] = ()
-    colors: tuple[Vec3, ...] = ()
+    required_force: float = 0.0
+    walkable: bool = False
+    enterable: bool = False
+    receptacle: bool = False
+    support_surface: bool = False
+    affordances: tuple[str, ...] = ()
+    traversability: Traversability = "obstacle"
+    traversable_by: tuple[str, ...] = ()
+    recommended_clearance: float = 0.5
+    quality: int = 5
+    asset_composition_type: Literal["single", "group", "scene"] = "single"
+    license_info: str = ""
     visual_mesh: str = "visual.glb"
     collision_parts: str = "collision.glb"
     collision_approximation: Literal["convexHull", "convexDecomposition"] = "convexHull"
+    thumbnail: str | None = None
     value_origin: dict[str, ValueOrigin]
     source: AssetSource
 
@@ -118,18 +152,21 @@ def _export_parts(parts: list[tuple[str, trimesh.Trimesh]], path: Path) -> None:
     path.write_bytes(scene.export(file_type="glb"))
 
 
-def save_asset(
-    asset: Asset, asset_dir: Path, visual: list[VisualPart], collision: list[trimesh.Trimesh]
-) -> None:
-    """Write an asset folder: meshes first, ``asset.json`` last (so a folder with a json is complete)."""
+def save_asset(asset: Asset, asset_dir: Path, visual: list | None, collision: list[trimesh.Trimesh]) -> None:
+    """Write an asset folder: meshes first, ``asset.json`` last (so a folder with a json is complete).
+
+    ``visual``: coloured parts (anything with ``name``, ``mesh`` and linear ``rgb``), or None when the
+    visual file is already in the folder (ingested files keep their own materials).
+    """
     asset_dir = Path(asset_dir)
     asset_dir.mkdir(parents=True, exist_ok=True)
     coloured = []
-    for part in visual:
+    for part in visual or ():
         mesh = part.mesh.copy()
         rgba = np.array([*part.rgb, 1.0]) * 255
         mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=np.tile(rgba, (len(mesh.faces), 1)))
         coloured.append((part.name, mesh))
-    _export_parts(coloured, asset_dir / asset.visual_mesh)
+    if visual is not None:
+        _export_parts(coloured, asset_dir / asset.visual_mesh)
     _export_parts([(f"part_{i:03d}", m) for i, m in enumerate(collision)], asset_dir / asset.collision_parts)
     save_json(asset, asset_dir / ASSET_FILE)

@@ -11,13 +11,14 @@ starts interpenetrating something by more than 1 cm, drifts more than 2 cm, fall
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import mujoco
 import numpy as np
+from scipy.spatial import ConvexHull
 
+from urbanverse.assets.mujoco_body import SPIN_ROLL_FRICTION, add_free_body, new_spec, tilt_deg
 from urbanverse.assets.record import load_asset, load_collision_parts
 from urbanverse.scene.ground import top_triangle_prisms
 from urbanverse.scene.record import Scene, resolve_inside
@@ -97,32 +98,19 @@ class _Model:
         return self.object_of_body.get(int(self.model.geom_bodyid[geom]), WORLD)
 
 
-def _yaw_quat(yaw: float) -> list[float]:
-    return [math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)]
-
-
 def build_mujoco(scene: Scene, scene_dir: Path, timestep_s: float = 0.002) -> _Model:
-    """Compile the scene into a MuJoCo model (one free body per object)."""
-    spec = mujoco.MjSpec()
-    spec.option.timestep = timestep_s
-    spec.option.gravity = [0.0, 0.0, -9.81]
-    world = spec.worldbody
+    """Compile the scene into a MuJoCo model (one free body per object, mass split by part volume)."""
     road_friction = next((r.friction for r in scene.ground if r.type == "road"), 0.8)
-    world.add_geom(
-        name="ground_plane",
-        type=mujoco.mjtGeom.mjGEOM_PLANE,
-        size=[0, 0, 1],
-        friction=[road_friction, 0.005, 0.0001],
-    )
+    spec = new_spec(timestep_s, road_friction)
     for region in scene.ground:
         for k, prism in enumerate(top_triangle_prisms(region)):
             name = f"ground_{region.id}_{k}"
             spec.add_mesh(name=name, uservert=np.unique(prism.round(9), axis=0).ravel().tolist())
-            world.add_geom(
+            spec.worldbody.add_geom(
                 name=name,
                 type=mujoco.mjtGeom.mjGEOM_MESH,
                 meshname=name,
-                friction=[region.friction, 0.005, 0.0001],
+                friction=[region.friction, *SPIN_ROLL_FRICTION],
             )
     parts_cache: dict[str, list] = {}
     for obj in scene.objects:
@@ -130,28 +118,13 @@ def build_mujoco(scene: Scene, scene_dir: Path, timestep_s: float = 0.002) -> _M
         if obj.asset.path not in parts_cache:
             parts_cache[obj.asset.path] = load_collision_parts(asset_dir, load_asset(asset_dir))
         parts = [np.asarray(p.vertices) * np.asarray(obj.scale) for p in parts_cache[obj.asset.path]]
-        volumes = np.array([max(_hull_volume(v), 1e-9) for v in parts])
-        body = world.add_body(name=obj.id, pos=list(obj.position), quat=_yaw_quat(obj.yaw))
-        body.add_freejoint()
-        for k, (verts, vol) in enumerate(zip(parts, volumes, strict=True)):
-            name = f"{obj.id}_part_{k}"
-            spec.add_mesh(name=name, uservert=verts.ravel().tolist())
-            body.add_geom(
-                name=name,
-                type=mujoco.mjtGeom.mjGEOM_MESH,
-                meshname=name,
-                mass=float(obj.mass * vol / volumes.sum()),
-                friction=[obj.friction, 0.005, 0.0001],
-            )
+        volumes = np.array([max(float(ConvexHull(v).volume), 1e-9) for v in parts])
+        add_free_body(
+            spec, obj.id, parts, obj.mass * volumes / volumes.sum(), obj.friction, obj.position, obj.yaw
+        )
     model = spec.compile()
     body_of = {obj.id: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, obj.id) for obj in scene.objects}
     return _Model(model, body_of, {b: o for o, b in body_of.items()})
-
-
-def _hull_volume(vertices: np.ndarray) -> float:
-    from scipy.spatial import ConvexHull
-
-    return float(ConvexHull(vertices).volume)
 
 
 def _penetrations(m: _Model, data: mujoco.MjData) -> list[tuple[str, str, float, np.ndarray]]:
@@ -161,13 +134,6 @@ def _penetrations(m: _Model, data: mujoco.MjData) -> list[tuple[str, str, float,
         if c.dist < 0:
             out.append((m.geom_owner(c.geom1), m.geom_owner(c.geom2), -float(c.dist), np.array(c.frame[:3])))
     return sorted(out, key=lambda t: -t[2])
-
-
-def _tilt_deg(quat_wxyz: np.ndarray) -> float:
-    """Angle (degrees) between the body's +Z and the world's +Z."""
-    w, x, y, _ = quat_wxyz
-    cos_tilt = 1.0 - 2.0 * (x * x + y * y)
-    return math.degrees(math.acos(float(np.clip(cos_tilt, -1.0, 1.0))))
 
 
 def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> PhysicsReport:
@@ -191,7 +157,7 @@ def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
     for oid, bid in m.body_of.items():
         check = checks[oid]
         check.drift_m = float(np.linalg.norm(data.xpos[bid] - start[oid]))
-        check.tilt_deg = _tilt_deg(data.xquat[bid])
+        check.tilt_deg = tilt_deg(data.xquat[bid])
         if check.penetration_m > cfg.penetration_tol_m:
             check.problems.append(
                 f"interpenetrates {check.penetrating} by {100 * check.penetration_m:.1f} cm"

@@ -1,0 +1,110 @@
+"""Ingest: formats, normalisation, UrbanVerse-100K pairs, and one-by-one rejection of bad files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import trimesh
+from pxr import Usd, UsdGeom, Vt
+
+from urbanverse.assets.ingest import IngestCfg, ingest
+from urbanverse.assets.record import load_asset, load_collision_parts
+from urbanverse.assets.store import AssetStore
+
+
+def _y_up(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
+    """Turn a Z-up mesh into the Y-up convention of glTF."""
+    return mesh.copy().apply_transform(trimesh.transformations.rotation_matrix(-math.pi / 2, (1, 0, 0)))
+
+
+@pytest.fixture
+def files(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    post = trimesh.creation.box((0.3, 0.3, 1.2))  # 1.2 m tall, centred at the origin (base at -0.6)
+    _y_up(post).export(d / "post.glb")
+    trimesh.creation.icosphere(radius=0.5).export(d / "ball.obj")
+    trimesh.creation.box((10.0, 10.0, 2000.0)).export(d / "tower.stl")  # 2 km: absurd
+    trimesh.PointCloud(np.random.default_rng(0).random((50, 3))).export(d / "cloud.ply")
+    (d / "corrupt.glb").write_bytes(b"glTF\x02\x00\x00\x00garbage" * 10)
+    (d / "empty.obj").write_text("")
+    (d / "notes.txt").write_text("not a mesh")
+    # An UrbanVerse-100K style pair: the mesh in centimetres, the annotation in metres.
+    bench = trimesh.util.concatenate(
+        [
+            trimesh.creation.box((45, 160, 6), trimesh.transformations.translation_matrix((0, 0, 42))),
+            trimesh.creation.box((45, 6, 42), trimesh.transformations.translation_matrix((0, 75, 21))),
+            trimesh.creation.box((45, 6, 42), trimesh.transformations.translation_matrix((0, -75, 21))),
+        ]
+    )
+    _y_up(bench).export(d / "std_abc123.glb")
+    (d / "std_abc123.json").write_text(
+        json.dumps(
+            {
+                "uid": "abc123",
+                "category": "bench",
+                "height": 0.45,
+                "mass": 38.0,
+                "friction_coefficient": 0.55,
+                "movable": False,
+                "materials": ["wood", "metal"],
+                "description": "a plain wooden bench",
+            }
+        )
+    )
+    stage = Usd.Stage.CreateNew(str(d / "slab.usda"))
+    UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
+    UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    mesh = UsdGeom.Mesh.Define(stage, "/Slab")
+    box = trimesh.creation.box((2.0, 1.0, 0.2))
+    mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(box.vertices.astype(np.float32)))
+    mesh.CreateFaceVertexCountsAttr([3] * len(box.faces))
+    mesh.CreateFaceVertexIndicesAttr(Vt.IntArray.FromNumpy(box.faces.astype(np.int32).ravel()))
+    stage.Save()
+    return d
+
+
+def test_batch_keeps_good_files_and_rejects_bad_ones(files, tmp_path):
+    with AssetStore(tmp_path / "lib") as store:
+        accepted, rejected = ingest([files], store, IngestCfg(category="bollard"))
+        assert len(store) == len(accepted) == 4
+    reasons = {r.path.name: r.reason for r in rejected}
+    assert set(reasons) == {"tower.stl", "cloud.ply", "corrupt.glb", "empty.obj"}
+    assert "absurd scale" in reasons["tower.stl"]
+    assert "no triangles" in reasons["cloud.ply"] or "no geometry" in reasons["cloud.ply"]
+    assert "cannot read" in reasons["corrupt.glb"]
+
+
+def test_normalised_z_up_base_at_zero(files, tmp_path):
+    with AssetStore(tmp_path / "lib") as store:
+        accepted, _ = ingest([files / "post.glb"], store)
+        (post,) = accepted
+        assert post.height == pytest.approx(1.2) and post.length == pytest.approx(0.3)
+        folder = store.root / "ingested" / post.uid
+        parts = load_collision_parts(folder, load_asset(folder))
+        low = min(p.bounds[0, 2] for p in parts)
+        assert low == pytest.approx(0.0, abs=1e-6)
+        assert post.source.kind == "ingested" and len(post.source.sha256) == 64
+
+
+def test_urbanverse_pair_keeps_annotations(files, tmp_path):
+    with AssetStore(tmp_path / "lib") as store:
+        (bench,), _ = ingest([files / "std_abc123.glb"], store)
+        assert store.get("abc123") == bench
+    assert bench.uid == "abc123" and bench.category == "bench"
+    assert bench.height == pytest.approx(0.45)  # scaled from centimetres by the annotated height
+    assert bench.width == pytest.approx(1.6)
+    assert bench.mass == 38.0 and bench.value_origin["mass"] == "annotated"
+    assert bench.friction_coefficient == 0.55 and bench.value_origin["friction_coefficient"] == "annotated"
+    assert bench.value_origin["volume"] == "measured"
+    assert bench.description == "a plain wooden bench"
+    assert bench.materials[0] == "wood"
+
+
+def test_usd_input(files, tmp_path):
+    with AssetStore(tmp_path / "lib") as store:
+        (slab,), _ = ingest([files / "slab.usda"], store)
+    assert (slab.length, slab.width, slab.height) == pytest.approx((2.0, 1.0, 0.2))

@@ -1,0 +1,161 @@
+"""The procedural catalogue: 100,000+ assets, each deterministic from (generator, seed).
+
+``build_catalogue`` measures and annotates every asset (parts are built in memory, never
+written) on a process pool and fills the store; ``materialize`` writes an asset's folder
+(visual and collision GLB, ``asset.json``) into a content-addressed cache the first time it is
+needed. Nothing generated is committed: the cache can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urbanverse.assets.annotate import annotate
+from urbanverse.assets.generators import GENERATORS, get_generator
+from urbanverse.assets.generators.base import Part
+from urbanverse.assets.record import (
+    ASSET_FILE,
+    Asset,
+    AssetSource,
+    load_asset,
+    load_collision_parts,
+    save_asset,
+)
+from urbanverse.assets.store import AssetStore
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.paths import cache_dir
+
+DEFAULT_SIZE = 100_000
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One catalogue slot: a generator and the seed of its parameters."""
+
+    generator: str
+    seed: int
+
+    @property
+    def uid(self) -> str:
+        return f"{self.generator}-{self.seed:05d}"
+
+
+def catalogue_entries(size: int = DEFAULT_SIZE) -> list[CatalogueEntry]:
+    """``size`` entries spread round-robin over all generators (sorted by name), seeds counting up."""
+    names = sorted(GENERATORS)
+    return [CatalogueEntry(names[i % len(names)], i // len(names)) for i in range(size)]
+
+
+def entry_of(uid: str) -> CatalogueEntry:
+    """Parse ``<generator>-<seed>`` back into its entry."""
+    name, _, seed = uid.rpartition("-")
+    if name not in GENERATORS or not seed.isdigit():
+        raise ValueError(f"{uid!r} is not a procedural catalogue uid (<generator>-<seed>)")
+    return CatalogueEntry(name, int(seed))
+
+
+def params_of(entry: CatalogueEntry) -> dict:
+    """The generator's parameters for this seed (independent of every other entry)."""
+    rng = np.random.default_rng([zlib.crc32(entry.generator.encode()), entry.seed])
+    return get_generator(entry.generator).sample_params(rng)
+
+
+def build_parts(entry: CatalogueEntry) -> tuple[dict, list[Part]]:
+    params = params_of(entry)
+    return params, get_generator(entry.generator).build(params)
+
+
+def record_of(entry: CatalogueEntry) -> Asset:
+    """Build the asset in memory and annotate it (measured geometry, derived physics)."""
+    generator = get_generator(entry.generator)
+    params, parts = build_parts(entry)
+    cls = get_class(generator.l3)
+    source = AssetSource(
+        kind="procedural",
+        generator=f"{generator.name}@{generator.version}",
+        parameters=params,
+        seed=entry.seed,
+    )
+    return annotate(
+        parts,
+        uid=entry.uid,
+        category_path=(cls.l1, cls.l2, cls.l3),
+        synset=cls.synset,
+        style=generator.describe(params),
+        source=source,
+        size_range=(cls.size_min, cls.size_max),
+    )
+
+
+def _records_chunk(entries: list[CatalogueEntry]) -> list[Asset]:
+    return [record_of(e) for e in entries]
+
+
+def iter_records(entries: list[CatalogueEntry], workers: int = 2, chunk: int = 500) -> Iterator[list[Asset]]:
+    """Records in chunks, computed on ``workers`` processes (1: in this process), in entry order."""
+    chunks = [entries[i : i + chunk] for i in range(0, len(entries), chunk)]
+    if workers <= 1:
+        yield from map(_records_chunk, chunks)
+        return
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(_records_chunk, chunks)
+
+
+def build_catalogue(
+    store: AssetStore,
+    size: int = DEFAULT_SIZE,
+    workers: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Fill ``store`` with ``size`` procedural assets (records, text vectors, filter columns)."""
+    written = 0
+    for records in iter_records(catalogue_entries(size), workers=workers):
+        written += store.add(records)
+        if progress:
+            progress(len(records))
+    return written
+
+
+def cache_key(asset: Asset) -> str:
+    """Content address of a generated asset: hash of its generator, version, parameters and seed."""
+    blob = json.dumps([asset.source.generator, asset.source.parameters, asset.source.seed], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def materialize(asset: Asset, root: Path | None = None) -> Path:
+    """The asset's folder in the mesh cache, generating it on first use (atomic: json written last)."""
+    folder = (root or cache_dir("meshes")) / cache_key(asset)
+    if (folder / ASSET_FILE).is_file() and load_asset(folder).uid == asset.uid:
+        return folder
+    entry = entry_of(asset.uid)
+    _, parts = build_parts(entry)
+    save_asset(asset, folder, parts, [p.mesh for p in parts])
+    return folder
+
+
+def asset_folder(asset: Asset, library_root: Path) -> Path:
+    """The folder holding the asset's meshes: the ingested copy, or the generated one (made on first use)."""
+    if asset.source.kind == "ingested":
+        return Path(library_root) / "ingested" / asset.uid
+    return materialize(asset)
+
+
+def asset_parts(asset: Asset, library_root: Path) -> list[Part]:
+    """The asset's convex parts with materials: rebuilt in memory for procedural assets (no disk),
+    read from the collision file for ingested ones (material: the asset's main material)."""
+    if asset.source.kind == "procedural":
+        return build_parts(entry_of(asset.uid))[1]
+    folder = asset_folder(asset, library_root)
+    material = asset.materials[0] if asset.materials else "plastic"
+    return [
+        Part(f"part_{i:03d}", m, material, (0.5, 0.5, 0.5))
+        for i, m in enumerate(load_collision_parts(folder, asset))
+    ]

@@ -1,0 +1,289 @@
+"""Ingest mesh files (GLB/GLTF/OBJ/PLY/STL/USD) and UrbanVerse-100K pairs into the asset store.
+
+Each file is loaded, normalised (Z-up, metric scale, base at z = 0, centred in x and y), split
+into convex collision parts (one convex hull per connected component, the 32 largest kept), and
+annotated: values in an UrbanVerse-100K ``std_<uid>.json`` are kept and marked ``annotated``,
+everything else is measured or derived as for generated assets. Bad files are rejected one by
+one with a reason; the store is written in one transaction at the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import trimesh
+
+from urbanverse.assets.annotate import annotate
+from urbanverse.assets.generators.base import Part
+from urbanverse.assets.material_table import MATERIALS
+from urbanverse.assets.record import Asset, AssetSource, save_asset
+from urbanverse.assets.store import AssetStore
+from urbanverse.assets.taxonomy import TAXONOMY
+
+MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
+MAX_PARTS = 32
+#: Sizes outside this range (largest extent, m) are rejected as absurdly scaled.
+SCALE_LIMITS_M = (0.02, 150.0)
+# UrbanVerse-100K fields copied as they are (marked "annotated") when present and well-typed.
+_ANNOTATED_FLOATS = (
+    "mass",
+    "friction_coefficient",
+    "bounciness",
+    "youngs_modulus",
+    "required_force",
+    "recommended_clearance",
+)
+_ANNOTATED_BOOLS = ("movable", "walkable", "enterable", "receptacle", "support_surface")
+_ANNOTATED_TEXT = ("description", "description_long", "synset", "license_info")
+# Words in an annotation's material names -> our material-table keys.
+_MATERIAL_WORDS = {
+    "metal": "steel",
+    "iron": "cast_iron",
+    "aluminum": "aluminium",
+    "timber": "wood",
+    "polymer": "plastic",
+    "cloth": "fabric",
+    "textile": "fabric",
+    "leaves": "foliage",
+    "plant": "foliage",
+    "rock": "stone",
+    "clay": "ceramic",
+}
+
+
+class RejectedFile(ValueError):
+    """A file that cannot become an asset; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A file that was not ingested, and why."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestCfg:
+    """``up``: the files' up axis when they do not say (glTF is always Y-up); ``scale``: metres per unit;
+    ``category``: L3 class for files without an annotation; ``material``: material-table key assumed."""
+
+    up: str = "z"
+    scale: float = 1.0
+    category: str | None = None
+    material: str = "plastic"
+
+
+def find_mesh_files(paths: list[Path]) -> list[Path]:
+    """Files with a mesh suffix, folders searched recursively, in sorted order."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.suffix.lower() in MESH_SUFFIXES)
+        else:
+            out.append(path)
+    return out
+
+
+def _load_usd(path: Path) -> trimesh.Trimesh:
+    from pxr import Usd, UsdGeom
+
+    stage = Usd.Stage.Open(str(path))
+    if stage is None:
+        raise RejectedFile("not a USD stage")
+    z_up = UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
+    scale = UsdGeom.GetStageMetersPerUnit(stage)
+    meshes = []
+    cache = UsdGeom.XformCache()
+    for prim in stage.Traverse():
+        if not prim.IsA(UsdGeom.Mesh):
+            continue
+        mesh = UsdGeom.Mesh(prim)
+        points = np.asarray(mesh.GetPointsAttr().Get(), dtype=np.float64)
+        counts = np.asarray(mesh.GetFaceVertexCountsAttr().Get())
+        indices = np.asarray(mesh.GetFaceVertexIndicesAttr().Get())
+        faces, start = [], 0
+        for n in counts:  # fan-triangulate polygons
+            faces += [[indices[start], indices[start + i], indices[start + i + 1]] for i in range(1, n - 1)]
+            start += n
+        matrix = np.asarray(cache.GetLocalToWorldTransform(prim)).T
+        meshes.append(trimesh.Trimesh(points, faces, process=False).apply_transform(matrix))
+    if not meshes:
+        raise RejectedFile("no UsdGeom.Mesh prims")
+    merged = trimesh.util.concatenate(meshes).apply_scale(scale)
+    if not z_up:
+        merged.apply_transform(trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)))
+    return merged
+
+
+def load_normalised(
+    path: Path, cfg: IngestCfg, height_m: float | None
+) -> tuple[trimesh.Scene, trimesh.Trimesh]:
+    """The file as a visual scene and one merged mesh, Z-up, metres, base at z = 0, centred in x, y."""
+    suffix = path.suffix.lower()
+    if suffix in (".usd", ".usda", ".usdc"):
+        merged = _load_usd(path)
+        scene = trimesh.Scene(merged)
+        y_up = False
+    else:
+        scene = trimesh.load(path, force="scene")
+        y_up = suffix in (".glb", ".gltf") or cfg.up == "y"
+    if not scene.geometry:
+        raise RejectedFile("no geometry")
+    meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh) and len(g.faces)]
+    if not meshes:
+        raise RejectedFile("no triangles (a point cloud or an empty file)")
+    if y_up:
+        scene.apply_transform(trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)))
+    merged = trimesh.util.concatenate([g for g in scene.dump() if isinstance(g, trimesh.Trimesh)])
+    extent = merged.extents
+    if not np.all(np.isfinite(extent)) or extent.max() <= 0:
+        raise RejectedFile("degenerate geometry")
+    scale = height_m / extent[2] if height_m and extent[2] > 0 else cfg.scale
+    lo, hi = merged.bounds
+    shift = -np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]])
+    transform = trimesh.transformations.scale_matrix(scale) @ trimesh.transformations.translation_matrix(
+        shift
+    )
+    scene.apply_transform(transform)
+    merged.apply_transform(transform)
+    size = merged.extents.max()
+    if not SCALE_LIMITS_M[0] <= size <= SCALE_LIMITS_M[1]:
+        raise RejectedFile(f"absurd scale: largest extent {size:.3g} m (pass --scale for other units)")
+    return scene, merged
+
+
+def convex_parts(mesh: trimesh.Trimesh) -> list[trimesh.Trimesh]:
+    """One convex hull per connected component, the ``MAX_PARTS`` largest by hull volume."""
+    components = mesh.split(only_watertight=False) or [mesh]
+    hulls = []
+    for comp in components:
+        if len(comp.vertices) < 4:
+            continue
+        try:
+            hull = comp.convex_hull
+        except Exception:  # qhull fails on flat pieces (decals, single quads): they do not collide
+            continue
+        if hull.volume > 1e-9:
+            hulls.append(hull)
+    hulls.sort(key=lambda h: -h.volume)
+    if not hulls:
+        raise RejectedFile("no solid part to collide with (flat geometry)")
+    return hulls[:MAX_PARTS]
+
+
+def _material_key(names: list[str], default: str) -> str:
+    for name in names:
+        key = str(name).lower().replace(" ", "_")
+        if key in MATERIALS:
+            return key
+        for word, mapped in _MATERIAL_WORDS.items():
+            if word in key:
+                return mapped
+    return default
+
+
+def _category(annotation: dict, cfg: IngestCfg) -> tuple[str, str, str]:
+    name = str(annotation.get("category") or cfg.category or "unknown").lower().replace(" ", "_")
+    if name in TAXONOMY:
+        cls = TAXONOMY[name]
+        return cls.l1, cls.l2, cls.l3
+    return "uncategorized", "uncategorized", name
+
+
+def _overlay(asset: Asset, annotation: dict) -> Asset:
+    """Copy well-typed UrbanVerse-100K values over derived ones, marking them ``annotated``."""
+    changes, origin = {}, dict(asset.value_origin)
+    for key in _ANNOTATED_FLOATS:
+        value = annotation.get(key)
+        if (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0
+        ):
+            changes[key], origin[key] = float(value), "annotated"
+    for key in _ANNOTATED_BOOLS:
+        if isinstance(annotation.get(key), bool):
+            changes[key], origin[key] = annotation[key], "annotated"
+    for key in _ANNOTATED_TEXT:
+        if isinstance(annotation.get(key), str) and annotation[key]:
+            changes[key] = annotation[key]
+    if "mass" in changes and changes["mass"] <= 0:
+        del changes["mass"]
+    return dataclasses.replace(asset, **changes, value_origin=origin)
+
+
+def ingest_file(path: Path, out_root: Path, cfg: IngestCfg) -> Asset:
+    """Ingest one file into ``out_root/<uid>/``; raises ``RejectedFile`` with the reason to reject it."""
+    if not path.is_file():
+        raise RejectedFile("file not found")
+    if path.suffix.lower() not in MESH_SUFFIXES:
+        raise RejectedFile(f"not a mesh file ({path.suffix or 'no suffix'})")
+    annotation: dict = {}
+    sidecar = path.with_suffix(".json")
+    if path.stem.startswith("std_") and sidecar.is_file():
+        try:
+            annotation = json.loads(sidecar.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RejectedFile(f"annotation {sidecar.name} is not valid JSON ({exc})") from None
+        if not isinstance(annotation, dict):
+            raise RejectedFile(f"annotation {sidecar.name} is not a JSON object")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    height = annotation.get("height")
+    height = float(height) if isinstance(height, int | float) and height > 0 else None
+    try:
+        scene, merged = load_normalised(path, cfg, height)
+    except RejectedFile:
+        raise
+    except Exception as exc:  # loaders raise many types on corrupt input
+        raise RejectedFile(f"cannot read mesh ({type(exc).__name__}: {exc})") from None
+    material = _material_key(list(annotation.get("materials") or []), cfg.material)
+    colour = (
+        tuple(float(c) / 255 for c in merged.visual.main_color[:3])
+        if hasattr(merged.visual, "main_color")
+        else (0.6, 0.6, 0.6)
+    )
+    parts = [Part(f"part_{i:03d}", hull, material, colour) for i, hull in enumerate(convex_parts(merged))]
+    uid = path.stem[4:] if annotation and path.stem.startswith("std_") else f"ing_{digest[:16]}"
+    category_path = _category(annotation, cfg)
+    synset = TAXONOMY[category_path[2]].synset if category_path[2] in TAXONOMY else ""
+    source = AssetSource(kind="ingested", file=path.name, sha256=digest)
+    asset = annotate(
+        parts,
+        uid=uid,
+        category_path=category_path,
+        synset=synset,
+        style=f"ingested from {path.name}",
+        source=source,
+    )
+    asset = _overlay(asset, annotation) if annotation else asset
+    folder = out_root / uid
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / asset.visual_mesh).write_bytes(scene.export(file_type="glb"))
+    save_asset(asset, folder, None, [p.mesh for p in parts])
+    return asset
+
+
+def ingest(
+    paths: list[Path], store: AssetStore, cfg: IngestCfg | None = None, progress=None
+) -> tuple[list[Asset], list[Rejected]]:
+    """Ingest every mesh file under ``paths``; accepted assets enter ``store`` in one transaction."""
+    cfg = cfg or IngestCfg()
+    accepted, rejected = [], []
+    for path in find_mesh_files([Path(p) for p in paths]):
+        try:
+            accepted.append(ingest_file(path, store.root / "ingested", cfg))
+        except RejectedFile as exc:
+            rejected.append(Rejected(path, str(exc)))
+        if progress:
+            progress(1)
+    if accepted:
+        store.add(accepted)
+    return accepted, rejected

@@ -1,0 +1,298 @@
+"""The asset store: SQLite (WAL mode) for records, MiniLM text vectors, and an hnswlib index.
+
+Layout of a library folder::
+
+    assets.sqlite     tables ``assets`` (one row per asset: filter columns + the record as JSON)
+                      and ``texts`` (unique descriptions with their 384-d embedding as a blob)
+    texts.hnsw        approximate nearest-neighbour index over ``texts`` (a derived cache: it
+                      records how many texts it covers and is extended or rebuilt when behind)
+    ingested/<uid>/   asset folders of ingested files (generated assets live in the mesh cache)
+
+Writes happen in one transaction, so a crash leaves the store as before; SQLite's WAL mode lets
+several processes search while one writes. Many assets share one description, so texts are
+embedded once each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urbanverse.assets.embed import EMBED_DIM, embed_texts
+from urbanverse.assets.record import Asset
+from urbanverse.errors import InputError
+from urbanverse.records import parse_record, record_to_dict
+
+DB_FILE = "assets.sqlite"
+INDEX_FILE = "texts.hnsw"
+INDEX_META = "texts.hnsw.json"
+#: Below this many candidate texts after filtering, rank them exactly instead of using the index.
+EXACT_SEARCH_MAX = 20_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS texts (id INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS assets (
+    uid TEXT PRIMARY KEY, l1 TEXT NOT NULL, l2 TEXT NOT NULL, l3 TEXT NOT NULL, source_kind TEXT NOT NULL,
+    length REAL NOT NULL, width REAL NOT NULL, height REAL NOT NULL,
+    dim_small REAL NOT NULL, dim_mid REAL NOT NULL, dim_large REAL NOT NULL,
+    mass REAL NOT NULL, movable INTEGER NOT NULL, quality INTEGER NOT NULL,
+    text_id INTEGER NOT NULL REFERENCES texts(id), record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS assets_l3 ON assets(l3);
+CREATE INDEX IF NOT EXISTS assets_l2 ON assets(l2);
+CREATE INDEX IF NOT EXISTS assets_l1 ON assets(l1);
+CREATE INDEX IF NOT EXISTS assets_height ON assets(height);
+CREATE INDEX IF NOT EXISTS assets_text ON assets(text_id);
+"""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A search result: the asset record and the cosine similarity of its description to the query."""
+
+    asset: Asset
+    score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchFilter:
+    """Optional constraints: category at any taxonomy level, size limits (m), movability, source kind."""
+
+    category: str | None = None
+    min_height: float | None = None
+    max_height: float | None = None
+    max_length: float | None = None
+    movable: bool | None = None
+    source_kind: str | None = None
+
+    def sql(self) -> tuple[str, list]:
+        """A WHERE clause (or empty string) and its parameters."""
+        clauses, params = [], []
+        if self.category:
+            clauses.append("(l3 = ? OR l2 = ? OR l1 = ?)")
+            params += [self.category] * 3
+        for column, op, value in (
+            ("height", ">=", self.min_height),
+            ("height", "<=", self.max_height),
+            ("length", "<=", self.max_length),
+        ):
+            if value is not None:
+                clauses.append(f"{column} {op} ?")
+                params.append(value)
+        if self.movable is not None:
+            clauses.append("movable = ?")
+            params.append(int(self.movable))
+        if self.source_kind:
+            clauses.append("source_kind = ?")
+            params.append(self.source_kind)
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def search_text(asset: Asset) -> str:
+    """The text that represents an asset in the index: its category words and its description."""
+    return f"{asset.category.replace('_', ' ')}: {asset.description}"
+
+
+class AssetStore:
+    """A library folder opened for reading and writing (see the module docstring)."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.root / DB_FILE, timeout=30.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._index = None
+        self._index_count = 0
+        self._vectors_cache: tuple[np.ndarray, np.ndarray] | None = None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> AssetStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    # ----------------------------------------------------------------- writing
+    def add(self, assets: Iterable[Asset], vectors: dict[str, np.ndarray] | None = None) -> int:
+        """Insert or replace ``assets`` in one transaction; returns how many were written.
+
+        Descriptions not yet in the store are embedded (or taken from ``vectors``, text -> unit vector).
+        """
+        assets = list(assets)
+        texts = {search_text(a) for a in assets}
+        known = self._text_ids(texts)
+        missing = sorted(texts - known.keys())
+        given = vectors or {}
+        to_embed = [t for t in missing if t not in given]
+        embedded = dict(zip(to_embed, embed_texts(to_embed), strict=True))
+        with self._transaction() as db:
+            for text in missing:
+                vector = np.asarray(given.get(text, embedded.get(text)), dtype=np.float32)
+                cur = db.execute("INSERT INTO texts (text, vector) VALUES (?, ?)", (text, vector.tobytes()))
+                known[text] = cur.lastrowid
+            db.executemany(
+                "INSERT OR REPLACE INTO assets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                [self._row(a, known[search_text(a)]) for a in assets],
+            )
+        return len(assets)
+
+    @staticmethod
+    def _row(a: Asset, text_id: int) -> tuple:
+        small, mid, large = sorted((a.length, a.width, a.height))
+        l1, l2, l3 = a.category_path
+        return (
+            a.uid,
+            l1,
+            l2,
+            l3,
+            a.source.kind,
+            a.length,
+            a.width,
+            a.height,
+            small,
+            mid,
+            large,
+            a.mass,
+            int(a.movable),
+            a.quality,
+            text_id,
+            json.dumps(record_to_dict(a), separators=(",", ":")),
+        )
+
+    def _text_ids(self, texts: set[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        items = sorted(texts)
+        for i in range(0, len(items), 900):  # SQLite's host-parameter limit
+            chunk = items[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                self._db.execute(f"SELECT text, id FROM texts WHERE text IN ({marks})", chunk).fetchall()
+            )
+        return out
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM assets").fetchone()[0]
+
+    def get(self, uid: str) -> Asset:
+        row = self._db.execute("SELECT record FROM assets WHERE uid = ?", (uid,)).fetchone()
+        if row is None:
+            raise InputError(f"no asset with uid {uid!r} in {self.root}")
+        return parse_record(Asset, row[0], f"{self.root / DB_FILE}:{uid}")
+
+    def count_by(self, column: str) -> dict[str, int]:
+        """Asset counts grouped by ``l1``, ``l2``, ``l3`` or ``source_kind``."""
+        if column not in ("l1", "l2", "l3", "source_kind"):
+            raise ValueError(f"cannot group by {column!r}")
+        rows = self._db.execute(f"SELECT {column}, COUNT(*) FROM assets GROUP BY {column} ORDER BY 2 DESC")
+        return dict(rows.fetchall())
+
+    def records(self, limit: int | None = None, offset: int = 0) -> Iterator[Asset]:
+        sql = "SELECT record FROM assets ORDER BY uid" + (
+            f" LIMIT {int(limit)} OFFSET {int(offset)}" if limit else ""
+        )
+        for (text,) in self._db.execute(sql):
+            yield parse_record(Asset, text, str(self.root / DB_FILE))
+
+    def sample_uids(self, n: int, seed: int = 0) -> list[str]:
+        """``n`` uids drawn uniformly without replacement (deterministic for a seed)."""
+        uids = [u for (u,) in self._db.execute("SELECT uid FROM assets ORDER BY uid")]
+        rng = np.random.default_rng(seed)
+        return [uids[i] for i in sorted(rng.choice(len(uids), size=min(n, len(uids)), replace=False))]
+
+    # ------------------------------------------------------------------ search
+    def _text_count(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
+
+    def _all_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every text id (sorted) and its vector ``(T, 384)``, cached while the store is unchanged."""
+        n_texts = self._text_count()
+        if self._vectors_cache is None or len(self._vectors_cache[0]) != n_texts:
+            rows = self._db.execute("SELECT id, vector FROM texts ORDER BY id").fetchall()
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, EMBED_DIM)
+            self._vectors_cache = (ids, vectors)
+        return self._vectors_cache
+
+    def _ann_index(self):
+        """The hnswlib index over all texts, loaded from disk, extended when the store has grown."""
+        import hnswlib
+
+        n_texts = self._text_count()
+        if self._index is not None and self._index_count == n_texts:
+            return self._index
+        path, meta = self.root / INDEX_FILE, self.root / INDEX_META
+        index = hnswlib.Index(space="ip", dim=EMBED_DIM)
+        covered = 0
+        if path.is_file() and meta.is_file():
+            covered = json.loads(meta.read_text())["texts"]
+            index.load_index(str(path), max_elements=max(n_texts, 1))
+        else:
+            index.init_index(max_elements=max(n_texts, 1), ef_construction=100, M=16)
+        if covered < n_texts:
+            rows = self._db.execute("SELECT id, vector FROM texts ORDER BY id LIMIT -1 OFFSET ?", (covered,))
+            rows = rows.fetchall()
+            vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, EMBED_DIM)
+            index.add_items(vectors, np.array([r[0] for r in rows]))
+            tmp = path.with_suffix(".tmp")
+            index.save_index(str(tmp))
+            tmp.replace(path)
+            meta.write_text(json.dumps({"texts": n_texts}))
+        index.set_ef(64)
+        self._index, self._index_count = index, n_texts
+        return index
+
+    def search(
+        self, query: str | np.ndarray, k: int = 10, where: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        """The ``k`` assets whose descriptions are closest to ``query`` (text or unit vector), filtered."""
+        q = embed_texts([query])[0] if isinstance(query, str) else np.asarray(query, dtype=np.float32)
+        clause, params = (where or SearchFilter()).sql()
+        if clause:
+            candidate_ids = [
+                r[0] for r in self._db.execute(f"SELECT DISTINCT text_id FROM assets{clause}", params)
+            ]
+        else:
+            candidate_ids = None
+        if candidate_ids is not None and len(candidate_ids) <= EXACT_SEARCH_MAX:
+            all_ids, all_vectors = self._all_vectors()
+            text_ids = np.asarray(candidate_ids, dtype=np.int64)
+            scores = all_vectors[np.searchsorted(all_ids, text_ids)] @ q
+            order = np.argsort(-scores)
+            ranked = [(int(text_ids[i]), float(scores[i])) for i in order]
+        else:
+            index = self._ann_index()
+            n = min(self._index_count, max(4 * k, 64))
+            labels, distances = index.knn_query(q[None, :], k=n)
+            ranked = [(int(t), 1.0 - float(d)) for t, d in zip(labels[0], distances[0], strict=True)]
+        hits: list[SearchHit] = []
+        for text_id, score in ranked:
+            rows = self._db.execute(
+                f"SELECT record FROM assets{clause}{' AND' if clause else ' WHERE'} text_id = ? "
+                f"ORDER BY quality DESC, uid LIMIT ?",
+                [*params, text_id, k - len(hits)],
+            )
+            hits += [SearchHit(parse_record(Asset, r[0], str(self.root)), score) for r in rows]
+            if len(hits) >= k:
+                break
+        return hits

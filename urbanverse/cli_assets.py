@@ -1,0 +1,280 @@
+"""``urbanverse assets ...``: build, search, inspect, export, verify and ingest the asset library."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from urbanverse.cli_common import cli_command
+from urbanverse.errors import InputError
+
+assets_app = typer.Typer(
+    help="The asset library: 100,000+ annotated urban assets (procedural and ingested), searchable.",
+    no_args_is_help=True,
+)
+
+Library = Annotated[
+    Path | None,
+    typer.Option(help="Library folder (default: $URBANVERSE_LIBRARY, else the cache's library/ folder)."),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON to stdout instead of a table.")]
+
+
+def _open_store(library: Path | None, must_exist: bool = True):
+    from urbanverse.assets.store import DB_FILE, AssetStore
+    from urbanverse.paths import cache_dir
+
+    root = library or Path(os.environ.get("URBANVERSE_LIBRARY") or cache_dir("library"))
+    if must_exist and not (root / DB_FILE).is_file():
+        raise InputError(f"{root}: no asset library here; build one with `urbanverse assets build`")
+    return AssetStore(root)
+
+
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    return Progress(
+        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()
+    )
+
+
+@assets_app.command("build")
+@cli_command
+def build_command(
+    size: Annotated[int, typer.Option(help="Number of procedural assets in the catalogue.")] = 100_000,
+    workers: Annotated[int, typer.Option(help="Worker processes measuring assets.")] = 2,
+    library: Library = None,
+) -> None:
+    """Build the procedural catalogue: assets measured, annotated, embedded and indexed (meshes lazily)."""
+    import time
+
+    from urbanverse.assets.catalogue import build_catalogue
+
+    if size < 1 or workers < 1:
+        raise InputError("--size and --workers must be at least 1")
+    start = time.perf_counter()
+    with _open_store(library, must_exist=False) as store, _progress() as bar:
+        task = bar.add_task("measuring + annotating", total=size)
+        build_catalogue(store, size, workers, progress=lambda n: bar.advance(task, n))
+        bar.update(task, description="indexing")
+        store.search("bench", k=1)  # builds the vector index once, so that searches start fast
+        total = len(store)
+    typer.echo(f"library {store.root}: {total} assets ({time.perf_counter() - start:.0f} s)")
+
+
+@assets_app.command("search")
+@cli_command
+def search_command(
+    query: Annotated[str, typer.Argument(help='What to look for, in words: "red metal bench".')],
+    category: Annotated[
+        str | None, typer.Option(help="Taxonomy class at any level (L1, L2 or L3 name).")
+    ] = None,
+    max_height: Annotated[float | None, typer.Option(help="Tallest allowed height (m).")] = None,
+    min_height: Annotated[float | None, typer.Option(help="Shortest allowed height (m).")] = None,
+    k: Annotated[int, typer.Option("-k", help="Number of results.")] = 10,
+    as_json: JsonFlag = False,
+    library: Library = None,
+) -> None:
+    """Search the library by meaning (MiniLM text embeddings) with optional category and size filters."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from urbanverse.assets.store import SearchFilter
+    from urbanverse.records import record_to_dict
+
+    where = SearchFilter(category=category, max_height=max_height, min_height=min_height)
+    with _open_store(library) as store:
+        hits = store.search(query, k=k, where=where)
+    if as_json:
+        typer.echo(json.dumps([{"score": h.score, **record_to_dict(h.asset)} for h in hits], indent=2))
+        return
+    table = Table("score", "uid", "category", "l×w×h m", "mass kg", "description", title=f"search: {query}")
+    for h in hits:
+        a = h.asset
+        table.add_row(
+            f"{h.score:.3f}",
+            a.uid,
+            a.category,
+            f"{a.length:.2f}×{a.width:.2f}×{a.height:.2f}",
+            f"{a.mass:.1f}",
+            a.description,
+        )
+    Console().print(table)
+
+
+@assets_app.command("show")
+@cli_command
+def show_command(uid: Annotated[str, typer.Argument(help="Asset uid.")], library: Library = None) -> None:
+    """Print one asset's full record as JSON."""
+    from urbanverse.records import record_to_dict
+
+    with _open_store(library) as store:
+        typer.echo(json.dumps(record_to_dict(store.get(uid)), indent=2))
+
+
+@assets_app.command("stats")
+@cli_command
+def stats_command(as_json: JsonFlag = False, library: Library = None) -> None:
+    """Counts per taxonomy level and per source, and how many assets carry each attribute."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from urbanverse.assets.stats import library_stats
+
+    with _open_store(library) as store:
+        stats = library_stats(store)
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2))
+        return
+    console = Console()
+    console.print(
+        f"{stats['assets']} assets: {stats['l1_classes']} L1, {stats['l2_classes']} L2, "
+        f"{stats['l3_classes']} L3 classes; by source: {stats['by_source']}"
+    )
+    table = Table("L1 class", "assets", title="per L1 class")
+    for name, count in stats["by_l1"].items():
+        table.add_row(name, str(count))
+    console.print(table)
+    table = Table(
+        "attribute", "coverage", "origin", title=f"attribute coverage (sample of {stats['sampled']})"
+    )
+    for name, row in stats["coverage"].items():
+        table.add_row(
+            name, f"{100 * row['coverage']:.1f}%", ", ".join(f"{k} {v}" for k, v in row["origin"].items())
+        )
+    console.print(table)
+
+
+@assets_app.command("export")
+@cli_command
+def export_command(
+    uid: Annotated[str, typer.Argument(help="Asset uid.")],
+    fmt: Annotated[str, typer.Option("--format", help="glb, usd or obj.")] = "glb",
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Output file (default: <uid>.<ext>).")
+    ] = None,
+    library: Library = None,
+) -> None:
+    """Write one asset's mesh (generated on first use) as GLB, USD (with physics) or OBJ."""
+    import shutil
+
+    from urbanverse.assets.catalogue import asset_folder
+    from urbanverse.assets.record import load_visual_parts
+    from urbanverse.records import atomic_path
+    from urbanverse.scene.usd_writer import write_asset_usd
+
+    if fmt not in ("glb", "usd", "obj"):
+        raise InputError(f"--format: expected glb, usd or obj, got {fmt!r}")
+    with _open_store(library) as store:
+        asset = store.get(uid)
+        folder = asset_folder(asset, store.root)
+    out = out or Path(f"{uid}.{'usda' if fmt == 'usd' else fmt}")
+    with atomic_path(out) as tmp:
+        if fmt == "glb":
+            shutil.copyfile(folder / asset.visual_mesh, tmp)
+        elif fmt == "usd":
+            shutil.copyfile(write_asset_usd(folder, asset), tmp)
+        else:
+            import trimesh
+
+            parts = load_visual_parts(folder, asset)
+            trimesh.Scene([p.mesh for p in parts]).export(tmp, file_type="obj")
+    typer.echo(f"wrote {out}")
+
+
+@assets_app.command("verify")
+@cli_command
+def verify_command(
+    sample: Annotated[int, typer.Option(help="Number of assets to drop (uniform sample).")] = 500,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    max_flagged: Annotated[float, typer.Option(help="Fail (exit 1) above this flagged fraction.")] = 0.01,
+    as_json: JsonFlag = False,
+    library: Library = None,
+) -> None:
+    """Drop sampled assets on flat ground in MuJoCo; flag tipping, bouncing, mass outside the support."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from urbanverse.assets.catalogue import asset_parts
+    from urbanverse.assets.verify import drop_test
+
+    results = []
+    with _open_store(library) as store, _progress() as bar:
+        uids = store.sample_uids(sample, seed)
+        task = bar.add_task("dropping", total=len(uids))
+        for uid in uids:
+            asset = store.get(uid)
+            results.append(drop_test(asset, asset_parts(asset, store.root)))
+            bar.advance(task)
+    flagged = [r for r in results if r.problems]
+    fraction = len(flagged) / max(len(results), 1)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "sampled": len(results),
+                    "flagged": len(flagged),
+                    "flagged_fraction": fraction,
+                    "flagged_assets": [{"uid": r.uid, "problems": r.problems} for r in flagged],
+                }
+            )
+        )
+    else:
+        table = Table("uid", "category", "tilt °", "travel m", "problems", title="flagged assets")
+        for r in flagged:
+            table.add_row(r.uid, r.category, f"{r.tilt_deg:.0f}", f"{r.travel_m:.2f}", "; ".join(r.problems))
+        console = Console()
+        if flagged:
+            console.print(table)
+        console.print(f"verify: {len(flagged)}/{len(results)} flagged ({100 * fraction:.2f}%)")
+    if fraction > max_flagged:
+        raise typer.Exit(1)
+
+
+@assets_app.command("ingest")
+@cli_command
+def ingest_command(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Mesh files or folders (GLB/GLTF/OBJ/PLY/STL/USD, std_<uid> pairs).")
+    ],
+    category: Annotated[str | None, typer.Option(help="L3 class for files without an annotation.")] = None,
+    up: Annotated[str, typer.Option(help="Up axis of OBJ/PLY/STL files: z or y (glTF is always y).")] = "z",
+    scale: Annotated[
+        float, typer.Option(help="Metres per file unit when no annotation gives the height.")
+    ] = 1.0,
+    material: Annotated[
+        str, typer.Option(help="Material-table key assumed for unannotated files.")
+    ] = "plastic",
+    library: Library = None,
+) -> None:
+    """Add mesh files to the library; bad files are rejected one by one, the rest go in (one transaction)."""
+    from rich.console import Console
+
+    from urbanverse.assets.ingest import IngestCfg, ingest
+    from urbanverse.assets.material_table import MATERIALS
+
+    if up not in ("y", "z"):
+        raise InputError(f"--up: expected y or z, got {up!r}")
+    if material not in MATERIALS:
+        raise InputError(f"--material: unknown {material!r}; known: {', '.join(sorted(MATERIALS))}")
+    if scale <= 0:
+        raise InputError(f"--scale: must be positive, got {scale}")
+    cfg = IngestCfg(up=up, scale=scale, category=category, material=material)
+    console = Console(highlight=False)
+    with _open_store(library, must_exist=False) as store, _progress() as bar:
+        task = bar.add_task("ingesting", total=None)
+        accepted, rejected = ingest(paths, store, cfg, progress=lambda n: bar.advance(task, n))
+    for asset in accepted:
+        console.print(
+            f"[green]added[/green] {asset.uid}: {asset.category}, {asset.height:.2f} m tall, "
+            f"{asset.mass:.1f} kg ({asset.value_origin.get('mass')})"
+        )
+    for r in rejected:
+        console.print(f"[red]rejected[/red] {r.path}: {r.reason}")
+    console.print(f"ingest: {len(accepted)} added, {len(rejected)} rejected")
+    if rejected:
+        raise typer.Exit(2)

@@ -1,0 +1,43 @@
+"""Pieces shared by the CLI modules: exit-code mapping and common arguments."""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from urbanverse.errors import InputError, MissingDependencyError
+
+SceneDir = Annotated[Path, typer.Argument(help="Scene folder holding scene.json (e.g. scenes/example).")]
+
+
+def _fail(message: str, code: int) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def cli_command(fn):
+    """Map exceptions to exit codes: InputError / missing dependency -> 2, anything else -> 1.
+
+    Set ``URBANVERSE_DEBUG=1`` to see the traceback of internal errors.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except (InputError, MissingDependencyError) as exc:
+            _fail(str(exc), 2)
+        except Exception as exc:
+            if os.environ.get("URBANVERSE_DEBUG"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (set URBANVERSE_DEBUG=1 for the traceback)", 1
+            )
+
+    return wrapper

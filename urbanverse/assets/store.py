@@ -95,8 +95,11 @@ class SearchFilter:
 
 
 def search_text(asset: Asset) -> str:
-    """The text that represents an asset in the index: its category words and its description."""
-    return f"{asset.category.replace('_', ' ')}: {asset.description}"
+    """The text that represents an asset in the index: its category words and its description without
+    numbers (sizes are filtered on columns, not matched as words; this also lets many assets share one
+    embedding)."""
+    words = f"{asset.category.replace('_', ' ')}: {asset.description}".split()
+    return " ".join(w for w in words if not any(ch.isdigit() for ch in w) and w not in ("m", "cm", "mm"))
 
 
 class AssetStore:

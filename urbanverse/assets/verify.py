@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from urbanverse.assets.annotate import com_inside_support, part_masses, support_polygon
+from urbanverse.assets.annotate import com_inside_support, measure_parts, part_masses, support_polygon
 from urbanverse.assets.mujoco_body import add_free_body, new_spec, tilt_deg
 from urbanverse.assets.record import Asset
 
@@ -42,7 +42,8 @@ class DropResult:
 def drop_test(asset: Asset, parts: Sequence, cfg: VerifyCfg | None = None) -> DropResult:
     """Simulate ``parts`` (the asset's convex parts, asset frame) released just above flat ground."""
     cfg = cfg or VerifyCfg()
-    masses = part_masses(parts)
+    geometry = measure_parts(parts)
+    masses = part_masses(parts, geometry)
     spec = new_spec(cfg.timestep_s, ground_friction=0.7)
     add_free_body(
         spec,
@@ -60,7 +61,7 @@ def drop_test(asset: Asset, parts: Sequence, cfg: VerifyCfg | None = None) -> Dr
     for _ in range(round(cfg.duration_s / cfg.timestep_s)):
         mujoco.mj_step(model, data)
         rise = max(rise, float(data.xpos[1, 2] - start[2]))
-    com = (np.array([p.mesh.center_mass for p in parts]) * masses[:, None]).sum(0) / masses.sum()
+    com = (geometry.centroids * masses[:, None]).sum(0) / masses.sum()
     result = DropResult(
         uid=asset.uid,
         category=asset.category,

@@ -67,7 +67,7 @@ WOOD, METAL, DARK, GREEN, BARK, RED, BLUE, GLASS = (
 
 # uid -> (L1/L2/L3, synset, style, [(part name, mesh, material, rgb)]); every part is convex.
 ASSETS = {
-    "bench_wood_a": (("street_furniture", "seating", "park_bench"), "bench.n.01", "wooden bench with backrest", [
+    "bench_wood_a": (("street_furniture", "seating", "bench"), "bench.n.01", "wooden bench with backrest", [
         ("seat", _box((1.6, 0.45, 0.06), (0, 0, 0.45)), "wood", WOOD),
         ("back", _box((1.6, 0.05, 0.4), (0, 0.2, 0.7)), "wood", WOOD),
         ("leg_left", _box((0.06, 0.45, 0.42), (-0.7, 0, 0.21)), "cast_iron", METAL),
@@ -76,7 +76,7 @@ ASSETS = {
     "bin_round_a": (("street_furniture", "waste", "trash_bin"), "ashcan.n.01", "round bin", [
         ("body", _cylinder(0.28, 0.85), "hdpe", DARK),
     ]),
-    "lamp_post_a": (("lighting", "street_lighting", "street_lamp"), "street_lamp.n.01", "single-arm lamp post", [
+    "lamp_post_a": (("lighting", "street_lighting", "street_lamp"), "street_lamp.n.01", "single-arm lamp", [
         ("base", _cylinder(0.18, 0.4), "cast_iron", METAL),
         ("pole", _cylinder(0.07, 4.6, (0, 0, 0.4)), "steel", METAL),
         ("head", _box((0.6, 0.25, 0.15), (0.2, 0, 5.05)), "aluminium", DARK),

@@ -20,6 +20,7 @@ from scipy.spatial import ConvexHull, QhullError
 
 from urbanverse.assets.material_table import material
 from urbanverse.assets.record import Asset, AssetSource
+from urbanverse.assets.textures import linear_to_srgb
 
 GRAVITY = 9.81
 LICENSE = "CC0-1.0 (generated procedurally by urbanverse)"
@@ -130,8 +131,7 @@ class PartLike(Protocol):
 
 @functools.lru_cache(maxsize=4096)
 def _color_name(rgb_linear: tuple[float, float, float]) -> str:
-    lin = np.clip(np.asarray(rgb_linear, dtype=np.float64), 0, 1)
-    r, g, b = np.where(lin <= 0.0031308, 12.92 * lin, 1.055 * lin ** (1 / 2.4) - 0.055)
+    r, g, b = linear_to_srgb(rgb_linear)
     hue, sat, val = colorsys.rgb_to_hsv(r, g, b)
     if sat < 0.15 or val < 0.12:
         for limit, word in ((0.2, "black"), (0.45, "dark grey"), (0.7, "grey"), (0.88, "light grey")):

@@ -8,6 +8,7 @@ needed. Nothing generated is committed: the cache can be deleted at any time.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import zlib
@@ -31,6 +32,7 @@ from urbanverse.assets.record import (
 )
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.assets.thumbnail import THUMBNAIL_FILE, THUMBNAIL_SIZE, render_thumbnail
 from urbanverse.paths import cache_dir
 
 DEFAULT_SIZE = 100_000
@@ -84,7 +86,7 @@ def record_of(entry: CatalogueEntry) -> Asset:
         parameters=params,
         seed=entry.seed,
     )
-    return annotate(
+    asset = annotate(
         parts,
         uid=entry.uid,
         category_path=(cls.l1, cls.l2, cls.l3),
@@ -93,6 +95,7 @@ def record_of(entry: CatalogueEntry) -> Asset:
         source=source,
         size_range=(cls.size_min, cls.size_max),
     )
+    return dataclasses.replace(asset, thumbnail=THUMBNAIL_FILE)  # rendered with the meshes, on first use
 
 
 def _records_chunk(entries: list[CatalogueEntry]) -> list[Asset]:
@@ -137,6 +140,8 @@ def materialize(asset: Asset, root: Path | None = None) -> Path:
         return folder
     entry = entry_of(asset.uid)
     _, parts = build_parts(entry)
+    folder.mkdir(parents=True, exist_ok=True)
+    render_thumbnail(parts, THUMBNAIL_SIZE).save(folder / THUMBNAIL_FILE)
     save_asset(asset, folder, parts, [p.mesh for p in parts])
     return folder
 

@@ -22,9 +22,10 @@ import trimesh
 from urbanverse.assets.annotate import annotate
 from urbanverse.assets.generators.base import Part
 from urbanverse.assets.material_table import MATERIALS
-from urbanverse.assets.record import Asset, AssetSource, save_asset
+from urbanverse.assets.record import Asset, AssetSource, VisualPart, save_asset
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
+from urbanverse.assets.thumbnail import THUMBNAIL_FILE, THUMBNAIL_SIZE, render_thumbnail
 
 MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
 MAX_PARTS = 32
@@ -264,9 +265,12 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg) -> Asset:
         source=source,
     )
     asset = _overlay(asset, annotation) if annotation else asset
+    asset = dataclasses.replace(asset, thumbnail=THUMBNAIL_FILE)
     folder = out_root / uid
     folder.mkdir(parents=True, exist_ok=True)
     (folder / asset.visual_mesh).write_bytes(scene.export(file_type="glb"))
+    visual = [VisualPart("visual", merged, colour)]
+    render_thumbnail(visual, THUMBNAIL_SIZE).save(folder / THUMBNAIL_FILE)
     save_asset(asset, folder, None, [p.mesh for p in parts])
     return asset
 

@@ -15,6 +15,7 @@ import trimesh
 
 from urbanverse.assets.generators import shapes
 from urbanverse.assets.generators.shapes import Geom
+from urbanverse.assets.textures import hex_to_linear
 
 Params = dict[str, float | int | str | bool]
 RGB = tuple[float, float, float]
@@ -34,32 +35,72 @@ class Part:
     rgb: RGB
 
 
-def _srgb_to_linear(hex_code: str) -> RGB:
-    c = np.array([int(hex_code[i : i + 2], 16) for i in (0, 2, 4)]) / 255.0
-    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
-    return tuple(round(float(x), 4) for x in lin)
-
-
 _PALETTE_SRGB = {
-    "black": "1e1e1e", "charcoal": "3a3d40", "dark_grey": "55595c", "grey": "8a8d8f",
-    "light_grey": "b9bbbc", "white": "ecedea", "off_white": "ddd8c8", "silver": "a9adb0",
-    "forest_green": "2f5233", "dark_green": "1f3b2a", "olive": "6b6b3a", "sage": "8fa58a",
-    "navy": "1f2f55", "royal_blue": "2a54a8", "sky_blue": "6aa2d8", "teal": "1f7a78",
-    "red": "b02a25", "dark_red": "6e1f1b", "orange": "e06a1b", "safety_orange": "ff5a00",
-    "yellow": "e8c21a", "school_yellow": "f2b705", "cream": "e9dfc0", "beige": "c9b48f",
-    "brown": "6b4a2f", "dark_brown": "3f2a1b", "tan": "a98456", "terracotta": "b2603c",
-    "sand": "cdb78c", "purple": "5b3a79", "pink": "d9849b", "bronze_tone": "7a5a32",
-    "copper_green": "4f8a76", "concrete_grey": "a4a29c", "asphalt_grey": "4a4a4a",
-    "brick_red": "8c3b2a", "brick_brown": "7a4b35", "stone_beige": "b8ab90", "glass_blue": "7c9fb3",
-    "glass_dark": "2d3c45", "leaf_green": "4f7d32", "leaf_dark": "2e5a2a", "leaf_light": "7aa348",
-    "leaf_autumn": "b36b24", "conifer_green": "244a33", "palm_green": "5f8a3a", "bark_brown": "5a4433",
-    "bark_grey": "7d7368", "soil_brown": "4b3a2a", "water_blue": "3f7fa0", "rubber_black": "161616",
-    "skin_light": "e0b59a", "skin_medium": "b5835f", "skin_dark": "6e4a33", "denim": "3b5070",
-    "amber": "ffb000", "signal_red": "d01010", "signal_green": "10b050", "lamp_white": "fff4d6",
+    "black": "1e1e1e",
+    "charcoal": "3a3d40",
+    "dark_grey": "55595c",
+    "grey": "8a8d8f",
+    "light_grey": "b9bbbc",
+    "white": "ecedea",
+    "off_white": "ddd8c8",
+    "silver": "a9adb0",
+    "forest_green": "2f5233",
+    "dark_green": "1f3b2a",
+    "olive": "6b6b3a",
+    "sage": "8fa58a",
+    "navy": "1f2f55",
+    "royal_blue": "2a54a8",
+    "sky_blue": "6aa2d8",
+    "teal": "1f7a78",
+    "red": "b02a25",
+    "dark_red": "6e1f1b",
+    "orange": "e06a1b",
+    "safety_orange": "ff5a00",
+    "yellow": "e8c21a",
+    "school_yellow": "f2b705",
+    "cream": "e9dfc0",
+    "beige": "c9b48f",
+    "brown": "6b4a2f",
+    "dark_brown": "3f2a1b",
+    "tan": "a98456",
+    "terracotta": "b2603c",
+    "sand": "cdb78c",
+    "purple": "5b3a79",
+    "pink": "d9849b",
+    "bronze_tone": "7a5a32",
+    "copper_green": "4f8a76",
+    "concrete_grey": "a4a29c",
+    "asphalt_grey": "4a4a4a",
+    "brick_red": "8c3b2a",
+    "brick_brown": "7a4b35",
+    "stone_beige": "b8ab90",
+    "glass_blue": "7c9fb3",
+    "glass_dark": "2d3c45",
+    "leaf_green": "4f7d32",
+    "leaf_dark": "2e5a2a",
+    "leaf_light": "7aa348",
+    "leaf_autumn": "b36b24",
+    "conifer_green": "244a33",
+    "palm_green": "5f8a3a",
+    "bark_brown": "5a4433",
+    "bark_grey": "7d7368",
+    "soil_brown": "4b3a2a",
+    "water_blue": "3f7fa0",
+    "rubber_black": "161616",
+    "skin_light": "e0b59a",
+    "skin_medium": "b5835f",
+    "skin_dark": "6e4a33",
+    "denim": "3b5070",
+    "amber": "ffb000",
+    "signal_red": "d01010",
+    "signal_green": "10b050",
+    "lamp_white": "fff4d6",
 }
 
 #: Named colours, linear RGB in [0, 1]. Parameters store the name, parts store the value.
-PALETTE: dict[str, RGB] = {k: _srgb_to_linear(v) for k, v in _PALETTE_SRGB.items()}
+PALETTE: dict[str, RGB] = {
+    k: tuple(round(float(c), 4) for c in hex_to_linear(v)) for k, v in _PALETTE_SRGB.items()
+}
 
 
 def rgb(name: str) -> RGB:
@@ -128,7 +169,9 @@ class Builder:
         """Thin cylinder between two points (tubes, legs, spokes, frames)."""
         self.add(name, shapes.rod(p0, p1, radius, sections), material, colour)
 
-    def ball(self, name: str, radii, centre, material: str, colour: str, z_floor: float | None = None) -> None:
+    def ball(
+        self, name: str, radii, centre, material: str, colour: str, z_floor: float | None = None
+    ) -> None:
         """Ellipsoid with semi-axes ``radii``; with ``z_floor`` its bottom is flattened at that height."""
         geom = (
             shapes.ellipsoid(radii, centre)
@@ -142,9 +185,17 @@ class Builder:
         self.add(name, shapes.hull(points), material, colour)
 
     def ring(
-        self, name: str, radius: float, thickness: float, depth: float, count: int, centre, material, colour,
+        self,
+        name: str,
+        radius: float,
+        thickness: float,
+        depth: float,
+        count: int,
+        centre,
+        material,
+        colour,
         plane: str = "xz",
-    ) -> None:  # fmt: skip
+    ) -> None:
         """A ring of ``count`` box segments (see ``shapes.ring_segments``), named ``name_0..``."""
         for k, geom in enumerate(shapes.ring_segments(radius, thickness, depth, count, centre, plane)):
             self.add(f"{name}_{k}", geom, material, colour)
@@ -161,7 +212,9 @@ class Builder:
         if len(set(names)) != len(names):
             raise ValueError(f"duplicate part names: {sorted({n for n in names if names.count(n) > 1})}")
         return [
-            Part(name, trimesh.Trimesh(v + shift, f, process=False, validate=False), material, PALETTE[colour])
+            Part(
+                name, trimesh.Trimesh(v + shift, f, process=False, validate=False), material, PALETTE[colour]
+            )
             for name, (v, f), material, colour in self._items
         ]
 

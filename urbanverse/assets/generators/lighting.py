@@ -13,7 +13,9 @@ POLE_COLOURS = ("silver", "dark_grey", "charcoal", "forest_green", "black")
 
 
 def _base(b: Builder, style: str, size: float, colour: str) -> float:
-    """A base plate ("plate"), concrete plinth ("plinth") or cast-iron stepped foot ("stepped"); returns its top z."""
+    """A base plate ("plate"), concrete plinth ("plinth") or cast-iron stepped foot ("stepped").
+
+    Returns the height of its top in metres."""
     if style == "plate":
         b.slab("base_plate", (size, size, 0.03), (0, 0, 0), "steel", colour)
         b.cyl("base_collar", size * 0.25, 0.25, (0, 0, 0.03), "steel", colour, r_top=size * 0.18)
@@ -33,9 +35,14 @@ class StreetLamp(Generator):
 
     def sample_params(self, rng):
         h = uni(rng, 5.0, 11.0)
-        return {"height": h, "arm": uni(rng, 0.6, 2.5), "pole_radius": round(0.05 + 0.006 * h, 3),
-                "base": pick(rng, ("plate", "plinth")), "head": pick(rng, ("cobra", "box", "disc")),
-                "colour": pick(rng, POLE_COLOURS)}  # fmt: skip
+        return {
+            "height": h,
+            "arm": uni(rng, 0.6, 2.5),
+            "pole_radius": round(0.05 + 0.006 * h, 3),
+            "base": pick(rng, ("plate", "plinth")),
+            "head": pick(rng, ("cobra", "box", "disc")),
+            "colour": pick(rng, POLE_COLOURS),
+        }
 
     def build(self, p):
         b = Builder()
@@ -62,8 +69,12 @@ class HeritageLamp(Generator):
     name, l3 = "lamp_post_heritage", "heritage_lamp_post"
 
     def sample_params(self, rng):
-        return {"height": uni(rng, 3.0, 5.0), "lanterns": pick(rng, (1, 1, 2)), "lantern_size": uni(rng, 0.3, 0.5),
-                "colour": pick(rng, ("black", "forest_green", "navy", "charcoal"))}  # fmt: skip
+        return {
+            "height": uni(rng, 3.0, 5.0),
+            "lanterns": pick(rng, (1, 1, 2)),
+            "lantern_size": uni(rng, 0.3, 0.5),
+            "colour": pick(rng, ("black", "forest_green", "navy", "charcoal")),
+        }
 
     def build(self, p):
         b = Builder()
@@ -77,10 +88,29 @@ class HeritageLamp(Generator):
             b.box("crossbar", (0.06, 1.2, 0.06), (0, 0, top - 0.05), "cast_iron", col)
         for i, y in enumerate(centres):
             zl = top + (0.0 if p["lanterns"] == 1 else -0.05)
-            b.cyl(f"lantern_seat_{i}", s * 0.25, 0.08, (0, y, zl), "cast_iron", col, r_top=s * 0.4, sections=8)
-            b.cyl(f"lantern_glass_{i}", s * 0.4, s, (0, y, zl + 0.08), "glass", "lamp_white", r_top=s * 0.55, sections=6)
-            b.cyl(f"lantern_cap_{i}", s * 0.62, s * 0.35, (0, y, zl + 0.08 + s), "cast_iron", col, r_top=0.02,
-                  sections=6)  # fmt: skip
+            b.cyl(
+                f"lantern_seat_{i}", s * 0.25, 0.08, (0, y, zl), "cast_iron", col, r_top=s * 0.4, sections=8
+            )
+            b.cyl(
+                f"lantern_glass_{i}",
+                s * 0.4,
+                s,
+                (0, y, zl + 0.08),
+                "glass",
+                "lamp_white",
+                r_top=s * 0.55,
+                sections=6,
+            )
+            b.cyl(
+                f"lantern_cap_{i}",
+                s * 0.62,
+                s * 0.35,
+                (0, y, zl + 0.08 + s),
+                "cast_iron",
+                col,
+                r_top=0.02,
+                sections=6,
+            )
         return b.finish()
 
     def describe(self, p):
@@ -94,8 +124,12 @@ class DoubleArmLamp(Generator):
     name, l3 = "street_lamp_double_arm", "double_arm_street_lamp"
 
     def sample_params(self, rng):
-        return {"height": uni(rng, 6.0, 11.0), "arm": uni(rng, 0.8, 2.5), "colour": pick(rng, POLE_COLOURS),
-                "curved": coin(rng)}  # fmt: skip
+        return {
+            "height": uni(rng, 6.0, 11.0),
+            "arm": uni(rng, 0.8, 2.5),
+            "colour": pick(rng, POLE_COLOURS),
+            "curved": coin(rng),
+        }
 
     def build(self, p):
         b = Builder()
@@ -127,8 +161,17 @@ class SolarLamp(Generator):
         H, P, col = p["height"], p["panel"], p["colour"]
         z0 = _base(b, "plate", 0.5, col)
         b.cyl("pole", 0.07, H - z0, (0, 0, z0), "steel", col, r_top=0.05)
-        b.hull("solar_panel", [[x, y, H + 0.1 + (x + P / 2) * 0.5 + dz] for x in (-P / 2, P / 2) for y in
-                               (-P * 0.4, P * 0.4) for dz in (0.0, 0.04)], "glass", "navy")  # fmt: skip
+        b.hull(
+            "solar_panel",
+            [
+                [x, y, H + 0.1 + (x + P / 2) * 0.5 + dz]
+                for x in (-P / 2, P / 2)
+                for y in (-P * 0.4, P * 0.4)
+                for dz in (0.0, 0.04)
+            ],
+            "glass",
+            "navy",
+        )
         b.rod("arm", (0, 0, H - 0.6), (0.6, 0, H - 0.5), 0.03, "steel", col)
         b.box("head", (0.45, 0.2, 0.08), (0.8, 0, H - 0.5), "aluminium", "silver")
         b.box("battery", (0.25, 0.3, 0.45), (-0.15, 0, H * 0.45), "painted_metal", col)
@@ -144,8 +187,12 @@ class BollardLight(Generator):
     name, l3 = "bollard_light", "bollard_light"
 
     def sample_params(self, rng):
-        return {"height": uni(rng, 0.6, 1.1), "width": uni(rng, 0.12, 0.25), "shape": pick(rng, ("round", "square")),
-                "colour": pick(rng, ("dark_grey", "silver", "black", "charcoal"))}  # fmt: skip
+        return {
+            "height": uni(rng, 0.6, 1.1),
+            "width": uni(rng, 0.12, 0.25),
+            "shape": pick(rng, ("round", "square")),
+            "colour": pick(rng, ("dark_grey", "silver", "black", "charcoal")),
+        }
 
     def build(self, p):
         b = Builder()
@@ -171,21 +218,42 @@ class TrafficLight(Generator):
     name, l3 = "traffic_light_post", "traffic_light"
 
     def sample_params(self, rng):
-        return {"pole_height": uni(rng, 2.8, 4.5), "aspects": pick(rng, (3, 3, 4)), "lamp": uni(rng, 0.1, 0.15),
-                "second_head": coin(rng, 0.35), "backplate": coin(rng, 0.5), "button": coin(rng, 0.6),
-                "colour": pick(rng, ("black", "dark_grey", "yellow", "forest_green", "silver"))}  # fmt: skip
+        return {
+            "pole_height": uni(rng, 2.8, 4.5),
+            "aspects": pick(rng, (3, 3, 4)),
+            "lamp": uni(rng, 0.1, 0.15),
+            "second_head": coin(rng, 0.35),
+            "backplate": coin(rng, 0.5),
+            "button": coin(rng, 0.6),
+            "colour": pick(rng, ("black", "dark_grey", "yellow", "forest_green", "silver")),
+        }
 
     def _head(self, b: Builder, name: str, x: float, z: float, n: int, r: float, col: str, backplate: bool):
         w, h = 2.6 * r, n * 2.4 * r + 0.06
         b.slab(f"{name}_housing", (0.22, w, h), (x, 0, z), "painted_metal", col)
         if backplate:
-            b.slab(f"{name}_backplate", (0.02, w + 0.2, h + 0.2), (x - 0.12, 0, z - 0.1), "painted_metal", "black")
-        lamps = ("signal_red", "amber", "signal_green", "signal_green")[:n] if n == 3 else (
-            "signal_red", "amber", "signal_green", "amber")  # fmt: skip
+            b.slab(
+                f"{name}_backplate",
+                (0.02, w + 0.2, h + 0.2),
+                (x - 0.12, 0, z - 0.1),
+                "painted_metal",
+                "black",
+            )
+        lamps = (
+            ("signal_red", "amber", "signal_green", "signal_green")[:n]
+            if n == 3
+            else ("signal_red", "amber", "signal_green", "amber")
+        )
         for i, lc in enumerate(lamps):
             zc = z + h - 0.03 - (i + 0.5) * 2.4 * r
             b.cyl(f"{name}_lamp_{i}", r, 0.02, (x + 0.11, 0, zc), "glass", lc, sections=12, axis="x")
-            b.slab(f"{name}_visor_{i}", (0.16, 2.2 * r, 0.015), (x + 0.19, 0, zc + r * 1.05), "painted_metal", col)
+            b.slab(
+                f"{name}_visor_{i}",
+                (0.16, 2.2 * r, 0.015),
+                (x + 0.19, 0, zc + r * 1.05),
+                "painted_metal",
+                col,
+            )
 
     def build(self, p):
         b = Builder()
@@ -212,8 +280,11 @@ class PedestrianSignal(Generator):
     name, l3 = "pedestrian_signal_post", "pedestrian_signal"
 
     def sample_params(self, rng):
-        return {"height": uni(rng, 2.3, 3.2), "countdown": coin(rng, 0.5),
-                "colour": pick(rng, ("black", "dark_grey", "yellow", "silver"))}  # fmt: skip
+        return {
+            "height": uni(rng, 2.3, 3.2),
+            "countdown": coin(rng, 0.5),
+            "colour": pick(rng, ("black", "dark_grey", "yellow", "silver")),
+        }
 
     def build(self, p):
         b = Builder()
@@ -232,5 +303,11 @@ class PedestrianSignal(Generator):
 
 
 GENERATORS: list[Generator] = [
-    StreetLamp(), HeritageLamp(), DoubleArmLamp(), SolarLamp(), BollardLight(), TrafficLight(), PedestrianSignal()
+    StreetLamp(),
+    HeritageLamp(),
+    DoubleArmLamp(),
+    SolarLamp(),
+    BollardLight(),
+    TrafficLight(),
+    PedestrianSignal(),
 ]

@@ -106,7 +106,9 @@ def rod(p0, p1, radius: float, sections: int = 8, radius1: float | None = None) 
     """Cylinder (or frustum with end radius ``radius1``) from point ``p0`` to point ``p1``."""
     p0, p1 = np.asarray(p0, dtype=float), np.asarray(p1, dtype=float)
     d = p1 - p0
-    v, f = frustum(radius, radius if radius1 is None else radius1, float(np.linalg.norm(d)), sections=sections)
+    v, f = frustum(
+        radius, radius if radius1 is None else radius1, float(np.linalg.norm(d)), sections=sections
+    )
     return v @ _align_z(d).T + p0, f
 
 
@@ -141,16 +143,6 @@ def clipped_ellipsoid(radii, centre, z_floor: float) -> Geom:
     v = v.copy()
     v[:, 2] = np.maximum(v[:, 2], z_floor)
     return hull(v)
-
-
-def extrude(polygon_xz, y0: float, y1: float) -> Geom:
-    """Convex polygon given in the x-z plane (side profile, shape ``(N, 2)``) extruded from y0 to y1."""
-    p = np.asarray(polygon_xz, dtype=float)
-    n = len(p)
-    pts = np.zeros((2 * n, 3))
-    pts[:n, 0], pts[:n, 2], pts[:n, 1] = p[:, 0], p[:, 1], y0
-    pts[n:, 0], pts[n:, 2], pts[n:, 1] = p[:, 0], p[:, 1], y1
-    return hull(pts)
 
 
 def ring_segments(radius: float, thickness: float, depth: float, count: int, centre, plane: str = "xz"):

@@ -1,4 +1,4 @@
-"""Road vehicles: cars of several body types, vans and pickups, buses, trucks, trams and motorcycles.
+"""Road vehicles: cars of several body types, vans and pickups, buses, trucks and trams.
 
 Lengths in metres, front along +X. Bodies are convex hulls of side profiles (lower body plus a
 glazed cabin); wheels are 14-sided cylinders with a flat face on the ground.
@@ -11,8 +11,22 @@ import numpy as np
 from urbanverse.assets.generators.base import Builder, Generator, coin, pick, uni
 
 FLAT = float(np.cos(np.pi / 14))  # a 14-sided tyre of radius r centred at r * FLAT rests its flat on z = 0
-PAINT = ("white", "black", "silver", "grey", "dark_grey", "red", "dark_red", "navy", "royal_blue", "sky_blue",
-         "forest_green", "beige", "orange", "yellow")  # fmt: skip
+PAINT = (
+    "white",
+    "black",
+    "silver",
+    "grey",
+    "dark_grey",
+    "red",
+    "dark_red",
+    "navy",
+    "royal_blue",
+    "sky_blue",
+    "forest_green",
+    "beige",
+    "orange",
+    "yellow",
+)
 
 # body type -> (length range, width range, height range, profile); the profile lists, as fractions of
 # length from the rear (0) to the front (1): cabin base rear, roof rear, roof front, windscreen base;
@@ -29,19 +43,31 @@ CAR_BODIES = {
 
 
 def _wheel(b: Builder, name: str, x: float, y: float, r: float, w: float, hub: str = "silver") -> None:
-    """Tyre (rubber cylinder along y, flat face down) centred at (x, y, r), with a hub cap on the outer side."""
+    """Tyre (cylinder along y, flat face on z = 0) centred at (x, y), with a hub cap on the outer side."""
     zc = r * FLAT
     b.cyl(f"{name}_tyre", r, w, (x, y - w / 2, zc), "rubber", "rubber_black", sections=14, axis="y")
     s = 1.0 if y > 0 else -1.0
-    b.cyl(f"{name}_hub", r * 0.55, 0.02, (x, y + s * w / 2 - (0.02 if s < 0 else 0.0), zc), "aluminium", hub,
-          sections=10, axis="y")  # fmt: skip
+    b.cyl(
+        f"{name}_hub",
+        r * 0.55,
+        0.02,
+        (x, y + s * w / 2 - (0.02 if s < 0 else 0.0), zc),
+        "aluminium",
+        hub,
+        sections=10,
+        axis="y",
+    )
 
 
 def _lights(b: Builder, L: float, W: float, z: float, h: float = 0.1) -> None:
     for s in (-1, 1):
         side = "lr"[s > 0]
-        b.box(f"headlight_{side}", (0.04, W * 0.18, h), (L / 2 - 0.01, s * W * 0.33, z), "glass", "lamp_white")
-        b.box(f"taillight_{side}", (0.04, W * 0.16, h), (-L / 2 + 0.01, s * W * 0.35, z), "glass", "signal_red")
+        b.box(
+            f"headlight_{side}", (0.04, W * 0.18, h), (L / 2 - 0.01, s * W * 0.33, z), "glass", "lamp_white"
+        )
+        b.box(
+            f"taillight_{side}", (0.04, W * 0.16, h), (-L / 2 + 0.01, s * W * 0.35, z), "glass", "signal_red"
+        )
 
 
 class Car(Generator):
@@ -52,11 +78,19 @@ class Car(Generator):
 
     def sample_params(self, rng):
         (l0, l1), (w0, w1), (h0, h1), _ = CAR_BODIES[self.body]
-        colour = {"taxi": pick(rng, ("yellow", "black", "white")), "police": pick(rng, ("white", "navy", "black"))}
-        return {"length": uni(rng, l0, l1), "width": uni(rng, w0, w1), "height": uni(rng, h0, h1),
-                "wheel_radius": uni(rng, 0.3, 0.38 if self.body in ("suv", "minivan") else 0.34),
-                "colour": colour.get(self.livery) or pick(rng, PAINT), "roof_rack": coin(rng, 0.15),
-                "hub": pick(rng, ("silver", "black", "dark_grey"))}  # fmt: skip
+        colour = {
+            "taxi": pick(rng, ("yellow", "black", "white")),
+            "police": pick(rng, ("white", "navy", "black")),
+        }
+        return {
+            "length": uni(rng, l0, l1),
+            "width": uni(rng, w0, w1),
+            "height": uni(rng, h0, h1),
+            "wheel_radius": uni(rng, 0.3, 0.38 if self.body in ("suv", "minivan") else 0.34),
+            "colour": colour.get(self.livery) or pick(rng, PAINT),
+            "roof_rack": coin(rng, 0.15),
+            "hub": pick(rng, ("silver", "black", "dark_grey")),
+        }
 
     def build(self, p):
         b = Builder()
@@ -65,41 +99,100 @@ class Car(Generator):
         X = lambda f: -L / 2 + f * L  # noqa: E731 - fraction of length from the rear to x
         zc, zb = r * 0.55, H * belt
         nose = max(zb - 0.2, zc + 0.2)
-        low = [(-L / 2, zc + 0.12), (-L / 2 + 0.25, zc), (L / 2 - 0.3, zc), (L / 2, zc + 0.15), (L / 2, nose),
-               (L / 2 - 0.25, zb), (-L / 2, zb)]  # fmt: skip
+        low = [
+            (-L / 2, zc + 0.12),
+            (-L / 2 + 0.25, zc),
+            (L / 2 - 0.3, zc),
+            (L / 2, zc + 0.15),
+            (L / 2, nose),
+            (L / 2 - 0.25, zb),
+            (-L / 2, zb),
+        ]
         b.hull("body", [[x, y, z] for x, z in low for y in (-W / 2, W / 2)], "painted_metal", p["colour"])
         if self.body == "convertible":
-            b.hull("windscreen", [[X(c_f) + dx, y, z] for y in (-W * 0.42, W * 0.42)
-                                  for dx, z in ((0, zb), (0.04, zb), (-0.25, H), (-0.21, H))], "glass", "glass_dark")
+            b.hull(
+                "windscreen",
+                [
+                    [X(c_f) + dx, y, z]
+                    for y in (-W * 0.42, W * 0.42)
+                    for dx, z in ((0, zb), (0.04, zb), (-0.25, H), (-0.21, H))
+                ],
+                "glass",
+                "glass_dark",
+            )
             for s in (-1, 1):
-                b.slab(f"seat_{'lr'[s > 0]}", (0.5, W * 0.3, 0.35), (X(0.45), s * W * 0.2, zb), "leather", "black")
+                b.slab(
+                    f"seat_{'lr'[s > 0]}",
+                    (0.5, W * 0.3, 0.35),
+                    (X(0.45), s * W * 0.2, zb),
+                    "leather",
+                    "black",
+                )
         else:
             top = [(X(c_r), zb), (X(roof_r), H - 0.03), (X(roof_f), H - 0.03), (X(c_f), zb)]
-            b.hull("cabin", [[x, y * (0.86 if z > zb else 0.97), z] for x, z in top for y in (-W / 2, W / 2)],
-                   "glass", "glass_dark")  # fmt: skip
-            b.slab("roof", (X(roof_f) - X(roof_r) + 0.04, W * 0.84, 0.03), ((X(roof_f) + X(roof_r)) / 2, 0, H - 0.03),
-                   "painted_metal", p["colour"])  # fmt: skip
+            b.hull(
+                "cabin",
+                [[x, y * (0.86 if z > zb else 0.97), z] for x, z in top for y in (-W / 2, W / 2)],
+                "glass",
+                "glass_dark",
+            )
+            b.slab(
+                "roof",
+                (X(roof_f) - X(roof_r) + 0.04, W * 0.84, 0.03),
+                ((X(roof_f) + X(roof_r)) / 2, 0, H - 0.03),
+                "painted_metal",
+                p["colour"],
+            )
             if self.livery == "taxi":
-                b.slab("taxi_sign", (0.3, 0.5, 0.15), ((X(roof_f) + X(roof_r)) / 2, 0, H), "plastic", "yellow")
+                b.slab(
+                    "taxi_sign", (0.3, 0.5, 0.15), ((X(roof_f) + X(roof_r)) / 2, 0, H), "plastic", "yellow"
+                )
             elif self.livery == "police":
                 for s in (-1, 1):
-                    b.slab(f"light_bar_{'lr'[s > 0]}", (0.25, W * 0.3, 0.1), ((X(roof_f) + X(roof_r)) / 2,
-                           s * W * 0.16, H), "plastic", "royal_blue" if s > 0 else "signal_red")  # fmt: skip
+                    b.slab(
+                        f"light_bar_{'lr'[s > 0]}",
+                        (0.25, W * 0.3, 0.1),
+                        ((X(roof_f) + X(roof_r)) / 2, s * W * 0.16, H),
+                        "plastic",
+                        "royal_blue" if s > 0 else "signal_red",
+                    )
             elif p["roof_rack"]:
                 for s in (-1, 1):
-                    b.slab(f"roof_rail_{'lr'[s > 0]}", ((X(roof_f) - X(roof_r)) * 0.9, 0.04, 0.05),
-                           ((X(roof_f) + X(roof_r)) / 2, s * W * 0.36, H), "aluminium", "black")  # fmt: skip
+                    b.slab(
+                        f"roof_rail_{'lr'[s > 0]}",
+                        ((X(roof_f) - X(roof_r)) * 0.9, 0.04, 0.05),
+                        ((X(roof_f) + X(roof_r)) / 2, s * W * 0.36, H),
+                        "aluminium",
+                        "black",
+                    )
         for s in (-1, 1):
-            b.box(f"bumper_{'rf'[s > 0]}", (0.12, W * 0.98, 0.16), (s * (L / 2 - 0.03), 0, zc + 0.15), "plastic",
-                  "charcoal")  # fmt: skip
-            b.box(f"mirror_{'lr'[s > 0]}", (0.1, 0.12, 0.08), (X(c_f) - 0.1, s * (W / 2 + 0.05), zb + 0.05),
-                  "painted_metal", p["colour"])  # fmt: skip
+            b.box(
+                f"bumper_{'rf'[s > 0]}",
+                (0.12, W * 0.98, 0.16),
+                (s * (L / 2 - 0.03), 0, zc + 0.15),
+                "plastic",
+                "charcoal",
+            )
+            b.box(
+                f"mirror_{'lr'[s > 0]}",
+                (0.1, 0.12, 0.08),
+                (X(c_f) - 0.1, s * (W / 2 + 0.05), zb + 0.05),
+                "painted_metal",
+                p["colour"],
+            )
         _lights(b, L, W, nose - 0.08)
         wb = L * 0.62
         for s in (-1, 1):
             for t in (-1, 1):
-                _wheel(b, f"wheel_{'rf'[s > 0]}{'lr'[t > 0]}", s * wb / 2 + 0.02 * L, t * (W / 2 - 0.12), r, 0.21,
-                       p["hub"])  # fmt: skip
+                _wheel(
+                    b,
+                    f"wheel_{'rf'[s > 0]}{'lr'[t > 0]}",
+                    s * wb / 2 + 0.02 * L,
+                    t * (W / 2 - 0.12),
+                    r,
+                    0.21,
+                    p["hub"],
+                )
         return b.finish()
 
     def describe(self, p):
@@ -113,9 +206,14 @@ class PickupTruck(Generator):
     name, l3 = "pickup_truck", "pickup_truck"
 
     def sample_params(self, rng):
-        return {"length": uni(rng, 5.0, 6.0), "width": uni(rng, 1.85, 2.05), "height": uni(rng, 1.75, 1.95),
-                "cab": pick(rng, ("single", "double")), "colour": pick(rng, PAINT),
-                "wheel_radius": uni(rng, 0.36, 0.42)}  # fmt: skip
+        return {
+            "length": uni(rng, 5.0, 6.0),
+            "width": uni(rng, 1.85, 2.05),
+            "height": uni(rng, 1.75, 1.95),
+            "cab": pick(rng, ("single", "double")),
+            "colour": pick(rng, PAINT),
+            "wheel_radius": uni(rng, 0.36, 0.42),
+        }
 
     def build(self, p):
         b = Builder()
@@ -123,15 +221,56 @@ class PickupTruck(Generator):
         zc, zb = r * 0.7, H * 0.58
         cab_l = 1.3 if p["cab"] == "single" else 2.0
         cab_r = L / 2 - 1.3 - cab_l
-        b.hull("hood", [[x, y, z] for y in (-W / 2, W / 2) for x, z in ((L / 2, zc + 0.1), (L / 2, zb - 0.05),
-               (L / 2 - 0.2, zb), (cab_r, zb), (cab_r, zc), (L / 2 - 0.3, zc))], "painted_metal", p["colour"])
-        b.hull("cab", [[x, y * s, z] for x, z, s in ((cab_r, zb, 0.97), (cab_r, H, 0.88), (cab_r + cab_l - 0.1, H, 0.88),
-               (cab_r + cab_l + 0.45, zb, 0.97)) for y in (-W / 2, W / 2)], "glass", "glass_dark")  # fmt: skip
-        b.slab("bed_floor", (cab_r + L / 2, W, 0.12), ((cab_r - L / 2) / 2, 0, zc), "painted_metal", p["colour"])
+        b.hull(
+            "hood",
+            [
+                [x, y, z]
+                for y in (-W / 2, W / 2)
+                for x, z in (
+                    (L / 2, zc + 0.1),
+                    (L / 2, zb - 0.05),
+                    (L / 2 - 0.2, zb),
+                    (cab_r, zb),
+                    (cab_r, zc),
+                    (L / 2 - 0.3, zc),
+                )
+            ],
+            "painted_metal",
+            p["colour"],
+        )
+        b.hull(
+            "cab",
+            [
+                [x, y * s, z]
+                for x, z, s in (
+                    (cab_r, zb, 0.97),
+                    (cab_r, H, 0.88),
+                    (cab_r + cab_l - 0.1, H, 0.88),
+                    (cab_r + cab_l + 0.45, zb, 0.97),
+                )
+                for y in (-W / 2, W / 2)
+            ],
+            "glass",
+            "glass_dark",
+        )
+        b.slab(
+            "bed_floor", (cab_r + L / 2, W, 0.12), ((cab_r - L / 2) / 2, 0, zc), "painted_metal", p["colour"]
+        )
         for s in (-1, 1):
-            b.slab(f"bed_wall_{'lr'[s > 0]}", (cab_r + L / 2, 0.06, zb - zc), ((cab_r - L / 2) / 2, s * (W / 2 - 0.03),
-                   zc), "painted_metal", p["colour"])  # fmt: skip
-        b.slab("tailgate", (0.06, W - 0.12, zb - zc - 0.1), (-L / 2 + 0.03, 0, zc + 0.1), "painted_metal", p["colour"])
+            b.slab(
+                f"bed_wall_{'lr'[s > 0]}",
+                (cab_r + L / 2, 0.06, zb - zc),
+                ((cab_r - L / 2) / 2, s * (W / 2 - 0.03), zc),
+                "painted_metal",
+                p["colour"],
+            )
+        b.slab(
+            "tailgate",
+            (0.06, W - 0.12, zb - zc - 0.1),
+            (-L / 2 + 0.03, 0, zc + 0.1),
+            "painted_metal",
+            p["colour"],
+        )
         _lights(b, L, W, zb - 0.2)
         for s, x in (("r", -L / 2 + 0.95), ("f", L / 2 - 0.95)):
             for t in (-1, 1):
@@ -153,7 +292,13 @@ class BoxVehicle(Generator):
         "van": ((4.8, 6.5), (1.9, 2.1), (2.0, 2.7), 2, ("white", "silver", "dark_grey", "navy", "red")),
         "ambulance": ((5.5, 7.0), (2.0, 2.3), (2.5, 3.0), 2, ("white", "yellow")),
         "minibus": ((6.0, 8.0), (2.0, 2.3), (2.5, 3.0), 2, ("white", "silver", "royal_blue")),
-        "city_bus": ((10.5, 18.0), (2.5, 2.55), (3.0, 3.3), 3, ("royal_blue", "red", "white", "forest_green")),
+        "city_bus": (
+            (10.5, 18.0),
+            (2.5, 2.55),
+            (3.0, 3.3),
+            3,
+            ("royal_blue", "red", "white", "forest_green"),
+        ),
         "school_bus": ((9.0, 12.0), (2.4, 2.5), (3.0, 3.2), 2, ("school_yellow",)),
         "double_decker_bus": ((10.0, 12.0), (2.5, 2.55), (4.2, 4.4), 2, ("red", "royal_blue", "white")),
         "trolleybus": ((11.0, 18.0), (2.5, 2.55), (3.2, 3.4), 3, ("red", "royal_blue", "forest_green")),
@@ -169,11 +314,17 @@ class BoxVehicle(Generator):
     def sample_params(self, rng):
         (l0, l1), (w0, w1), (h0, h1), axles, cols = self.SPECS[self.kind]
         length = uni(rng, l0, l1)
-        return {"length": length, "width": uni(rng, w0, w1), "height": uni(rng, h0, h1),
-                "axles": axles if length > 12.5 or axles == 2 else 2, "colour": pick(rng, cols),
-                "stripe": pick(rng, ("none", "red", "royal_blue", "yellow", "forest_green")),
-                "wheel_radius": uni(rng, 0.36, 0.4) if self.kind in ("van", "ambulance", "minibus")
-                else uni(rng, 0.48, 0.54)}  # fmt: skip
+        return {
+            "length": length,
+            "width": uni(rng, w0, w1),
+            "height": uni(rng, h0, h1),
+            "axles": axles if length > 12.5 or axles == 2 else 2,
+            "colour": pick(rng, cols),
+            "stripe": pick(rng, ("none", "red", "royal_blue", "yellow", "forest_green")),
+            "wheel_radius": uni(rng, 0.36, 0.4)
+            if self.kind in ("van", "ambulance", "minibus")
+            else uni(rng, 0.48, 0.54),
+        }
 
     def build(self, p):
         b = Builder()
@@ -184,58 +335,152 @@ class BoxVehicle(Generator):
         if bus or k in ("van", "ambulance"):
             hood = 0.9 if k in ("van", "ambulance", "school_bus") else 0.0
             nose = 0.35 if k in ("van", "ambulance", "minibus") else 0.1
-            b.hull("body", [[x, y, z] for y in (-W / 2, W / 2) for x, z in ((-L / 2, zc), (L / 2 - 0.2, zc),
-                   (L / 2, zc + 0.3), (L / 2, H * 0.5), (L / 2 - hood - nose, H), (-L / 2, H))],
-                   "painted_metal", col)  # fmt: skip
+            b.hull(
+                "body",
+                [
+                    [x, y, z]
+                    for y in (-W / 2, W / 2)
+                    for x, z in (
+                        (-L / 2, zc),
+                        (L / 2 - 0.2, zc),
+                        (L / 2, zc + 0.3),
+                        (L / 2, H * 0.5),
+                        (L / 2 - hood - nose, H),
+                        (-L / 2, H),
+                    )
+                ],
+                "painted_metal",
+                col,
+            )
             decks = (0.55, 0.8) if k == "double_decker_bus" else (0.55,)
             for i, f in enumerate(decks):
                 zw = H * f
                 hw = H * (0.2 if k == "double_decker_bus" else 0.28)
                 for s in (-1, 1):
-                    b.slab(f"windows_{i}_{'lr'[s > 0]}", (L - hood - 1.2, 0.02, hw),
-                           (-hood / 2 + 0.1, s * (W / 2 + 0.005), zw), "glass", "glass_dark")  # fmt: skip
-            b.hull("windscreen", [[L / 2 - hood - nose * 0.5 + dx - t, y, z] for y in (-W * 0.45, W * 0.45)
-                                  for dx, z in ((0.02, H * 0.55), (-nose * 0.45, H * 0.92)) for t in (0.0, 0.04)],
-                   "glass", "glass_dark")  # fmt: skip
+                    b.slab(
+                        f"windows_{i}_{'lr'[s > 0]}",
+                        (L - hood - 1.2, 0.02, hw),
+                        (-hood / 2 + 0.1, s * (W / 2 + 0.005), zw),
+                        "glass",
+                        "glass_dark",
+                    )
+            b.hull(
+                "windscreen",
+                [
+                    [L / 2 - hood - nose * 0.5 + dx - t, y, z]
+                    for y in (-W * 0.45, W * 0.45)
+                    for dx, z in ((0.02, H * 0.55), (-nose * 0.45, H * 0.92))
+                    for t in (0.0, 0.04)
+                ],
+                "glass",
+                "glass_dark",
+            )
             if p["stripe"] != "none" or k == "ambulance":
                 s_col = "red" if k == "ambulance" and p["stripe"] == "none" else p["stripe"]
                 for s in (-1, 1):
-                    b.slab(f"stripe_{'lr'[s > 0]}", (L - hood - 0.8, 0.015, 0.15), (-hood / 2, s * (W / 2 + 0.003),
-                           H * 0.42), "painted_metal", s_col)  # fmt: skip
+                    b.slab(
+                        f"stripe_{'lr'[s > 0]}",
+                        (L - hood - 0.8, 0.015, 0.15),
+                        (-hood / 2, s * (W / 2 + 0.003), H * 0.42),
+                        "painted_metal",
+                        s_col,
+                    )
             if k == "trolleybus":
                 for s in (-1, 1):
-                    b.rod(f"trolley_pole_{'lr'[s > 0]}", (L * 0.1, s * 0.3, H), (-L * 0.35, s * 0.35, H + 1.0), 0.03,
-                          "steel", "black")  # fmt: skip
+                    b.rod(
+                        f"trolley_pole_{'lr'[s > 0]}",
+                        (L * 0.1, s * 0.3, H),
+                        (-L * 0.35, s * 0.35, H + 1.0),
+                        0.03,
+                        "steel",
+                        "black",
+                    )
             if k == "ambulance":
-                b.slab("beacon_bar", (0.3, W * 0.6, 0.12), (L / 2 - hood - 0.6, 0, H), "plastic", "royal_blue")
+                b.slab(
+                    "beacon_bar", (0.3, W * 0.6, 0.12), (L / 2 - hood - 0.6, 0, H), "plastic", "royal_blue"
+                )
         else:
             cab_l = 2.0
-            b.hull("cab", [[x, y, z] for y in (-W / 2, W / 2) for x, z in ((L / 2 - cab_l, zc), (L / 2, zc),
-                   (L / 2, H * 0.75), (L / 2 - 0.25, H * 0.82), (L / 2 - cab_l, H * 0.82))], "painted_metal", col)
-            b.hull("windscreen", [[L / 2 + 0.01 - dx, y, z] for y in (-W * 0.44, W * 0.44)
-                                  for dx, z in ((0.0, H * 0.5), (0.0, H * 0.74), (0.23, H * 0.81))], "glass",
-                   "glass_dark")  # fmt: skip
+            b.hull(
+                "cab",
+                [
+                    [x, y, z]
+                    for y in (-W / 2, W / 2)
+                    for x, z in (
+                        (L / 2 - cab_l, zc),
+                        (L / 2, zc),
+                        (L / 2, H * 0.75),
+                        (L / 2 - 0.25, H * 0.82),
+                        (L / 2 - cab_l, H * 0.82),
+                    )
+                ],
+                "painted_metal",
+                col,
+            )
+            b.hull(
+                "windscreen",
+                [
+                    [L / 2 + 0.01 - dx, y, z]
+                    for y in (-W * 0.44, W * 0.44)
+                    for dx, z in ((0.0, H * 0.5), (0.0, H * 0.74), (0.23, H * 0.81))
+                ],
+                "glass",
+                "glass_dark",
+            )
             b.slab("chassis", (L - cab_l, W * 0.8, 0.3), (-cab_l / 2, 0, zc), "steel", "charcoal")
             body_l = L - cab_l - 0.15
             bx = -L / 2 + body_l / 2
             if k == "box_truck":
                 b.slab("cargo_box", (body_l, W, H - zc - 0.3), (bx, 0, zc + 0.3), "aluminium", "white")
             elif k == "garbage_truck":
-                b.hull("refuse_body", [[x, y, z] for y in (-W / 2, W / 2) for x, z in ((bx + body_l / 2, zc + 0.3),
-                       (bx + body_l / 2, H), (bx - body_l / 2 + 0.8, H), (bx - body_l / 2, H * 0.8),
-                       (bx - body_l / 2, zc + 0.3))], "painted_metal", col)  # fmt: skip
+                b.hull(
+                    "refuse_body",
+                    [
+                        [x, y, z]
+                        for y in (-W / 2, W / 2)
+                        for x, z in (
+                            (bx + body_l / 2, zc + 0.3),
+                            (bx + body_l / 2, H),
+                            (bx - body_l / 2 + 0.8, H),
+                            (bx - body_l / 2, H * 0.8),
+                            (bx - body_l / 2, zc + 0.3),
+                        )
+                    ],
+                    "painted_metal",
+                    col,
+                )
             elif k == "tow_truck":
                 b.slab("deck", (body_l, W * 0.9, 0.2), (bx, 0, zc + 0.3), "steel", "dark_grey")
                 b.rod("boom", (bx + 0.5, 0, zc + 0.5), (-L / 2 + 0.2, 0, H * 0.9), 0.1, "steel", "yellow")
                 b.slab("boom_base", (0.8, 0.8, 0.6), (bx + 0.5, 0, zc + 0.5), "steel", "yellow")
             else:
-                b.slab("equipment_body", (body_l, W, H * 0.75 - zc - 0.3), (bx, 0, zc + 0.3), "painted_metal", col)
+                b.slab(
+                    "equipment_body",
+                    (body_l, W, H * 0.75 - zc - 0.3),
+                    (bx, 0, zc + 0.3),
+                    "painted_metal",
+                    col,
+                )
                 for s in (-1, 1):
-                    b.rod(f"ladder_{'lr'[s > 0]}", (bx - body_l / 2 + 0.3, s * W * 0.25, H * 0.8),
-                          (bx + body_l / 2 + 1.5, s * W * 0.25, H * 0.85), 0.05, "aluminium", "silver")  # fmt: skip
-                b.slab("ladder_rest", (0.3, W * 0.7, H * 0.05 + 0.05), (bx + body_l / 2, 0, H * 0.75), "steel", "silver")
+                    b.rod(
+                        f"ladder_{'lr'[s > 0]}",
+                        (bx - body_l / 2 + 0.3, s * W * 0.25, H * 0.8),
+                        (bx + body_l / 2 + 1.5, s * W * 0.25, H * 0.85),
+                        0.05,
+                        "aluminium",
+                        "silver",
+                    )
+                b.slab(
+                    "ladder_rest",
+                    (0.3, W * 0.7, H * 0.05 + 0.05),
+                    (bx + body_l / 2, 0, H * 0.75),
+                    "steel",
+                    "silver",
+                )
         _lights(b, L, W, zc + 0.45, 0.15)
-        xs = [L / 2 - (2.6 if bus else 1.3)] + ([-L / 2 + 2.6] if p["axles"] == 2 else [-L / 2 + 2.4, -L / 2 + 3.8])
+        xs = [L / 2 - (2.6 if bus else 1.3)] + (
+            [-L / 2 + 2.6] if p["axles"] == 2 else [-L / 2 + 2.4, -L / 2 + 3.8]
+        )
         if k in ("van", "ambulance", "minibus"):
             xs = [L / 2 - 0.9, -L / 2 + 1.0]
         for i, x in enumerate(xs):
@@ -253,9 +498,13 @@ class Tram(Generator):
     name, l3 = "tram_articulated", "tram"
 
     def sample_params(self, rng):
-        return {"sections": int(rng.integers(2, 6)), "section_length": uni(rng, 6.0, 8.5),
-                "width": uni(rng, 2.3, 2.65), "height": uni(rng, 3.3, 3.7),
-                "colour": pick(rng, ("red", "yellow", "white", "royal_blue", "forest_green"))}  # fmt: skip
+        return {
+            "sections": int(rng.integers(2, 6)),
+            "section_length": uni(rng, 6.0, 8.5),
+            "width": uni(rng, 2.3, 2.65),
+            "height": uni(rng, 3.3, 3.7),
+            "colour": pick(rng, ("red", "yellow", "white", "royal_blue", "forest_green")),
+        }
 
     def build(self, p):
         b = Builder()
@@ -265,12 +514,31 @@ class Tram(Generator):
             x0 = -L / 2 + i * sl
             nose_f = 0.6 if i == n - 1 else 0.0
             nose_r = 0.6 if i == 0 else 0.0
-            b.hull(f"car_{i}", [[x, y, z] for y in (-W / 2, W / 2) for x, z in ((x0 + 0.05, 0.35), (x0 + sl - 0.05, 0.35),
-                   (x0 + sl - 0.05, H * 0.55), (x0 + sl - 0.05 - nose_f, H - 0.3), (x0 + 0.05 + nose_r, H - 0.3),
-                   (x0 + 0.05, H * 0.55))], "painted_metal", p["colour"])  # fmt: skip
+            b.hull(
+                f"car_{i}",
+                [
+                    [x, y, z]
+                    for y in (-W / 2, W / 2)
+                    for x, z in (
+                        (x0 + 0.05, 0.35),
+                        (x0 + sl - 0.05, 0.35),
+                        (x0 + sl - 0.05, H * 0.55),
+                        (x0 + sl - 0.05 - nose_f, H - 0.3),
+                        (x0 + 0.05 + nose_r, H - 0.3),
+                        (x0 + 0.05, H * 0.55),
+                    )
+                ],
+                "painted_metal",
+                p["colour"],
+            )
             for s in (-1, 1):
-                b.slab(f"windows_{i}_{'lr'[s > 0]}", (sl - 1.4, 0.02, H * 0.33), (x0 + sl / 2, s * (W / 2 + 0.005),
-                       H * 0.42), "glass", "glass_dark")  # fmt: skip
+                b.slab(
+                    f"windows_{i}_{'lr'[s > 0]}",
+                    (sl - 1.4, 0.02, H * 0.33),
+                    (x0 + sl / 2, s * (W / 2 + 0.005), H * 0.42),
+                    "glass",
+                    "glass_dark",
+                )
             b.slab(f"bogie_{i}", (2.0, W * 0.8, 0.38), (x0 + sl / 2, 0, 0), "steel", "charcoal")
         b.rod("pantograph_arm", (0.0, 0.0, H - 0.3), (-0.8, 0.0, H + 0.9), 0.04, "steel", "charcoal")
         b.slab("pantograph_head", (0.3, 1.5, 0.05), (-0.8, 0, H + 0.9), "steel", "charcoal")
@@ -280,62 +548,28 @@ class Tram(Generator):
         return f"{p['colour']} {p['sections']}-section articulated tram"
 
 
-class Motorcycle(Generator):
-    """Motorcycle or moped on its side stand: two wheels, frame, tank or step-through body, seat, bars."""
-
-    def __init__(self, name: str, l3: str, step_through: bool) -> None:
-        self.name, self.l3, self.step_through = name, l3, step_through
-
-    def sample_params(self, rng):
-        return {"wheelbase": uni(rng, 1.1, 1.3) if self.step_through else uni(rng, 1.35, 1.6),
-                "wheel_radius": uni(rng, 0.22, 0.28) if self.step_through else uni(rng, 0.3, 0.34),
-                "colour": pick(rng, PAINT), "top_box": coin(rng, 0.3)}  # fmt: skip
-
-    def build(self, p):
-        b = Builder()
-        wb, r, col = p["wheelbase"], p["wheel_radius"], p["colour"]
-        xf, xr = wb / 2, -wb / 2
-        for nm, x in (("front", xf), ("rear", xr)):
-            b.cyl(f"{nm}_tyre", r, 0.12, (x, -0.06, r * FLAT), "rubber", "rubber_black", sections=14, axis="y")
-            b.cyl(f"{nm}_rim", r * 0.65, 0.13, (x, -0.065, r * FLAT), "aluminium", "silver", sections=10, axis="y")
-        seat_z = r * 2 + 0.35
-        b.rod("fork", (xf, 0, r), (xf - 0.25, 0, seat_z + 0.35), 0.03, "steel", "silver")
-        b.rod("handlebar", (xf - 0.25, -0.35, seat_z + 0.35), (xf - 0.25, 0.35, seat_z + 0.35), 0.015, "steel", "black")
-        b.box("headlight", (0.1, 0.16, 0.14), (xf - 0.15, 0, seat_z + 0.2), "glass", "lamp_white")
-        if self.step_through:
-            b.hull("body", [[x, y, z] for y in (-0.18, 0.18) for x, z in ((xr + 0.1, r + 0.1), (xr + 0.15, seat_z),
-                   (0.0, seat_z - 0.05), (0.05, r + 0.05))], "plastic", col)  # fmt: skip
-            b.hull("leg_shield", [[x, y, z] for y in (-0.2, 0.2) for x, z in ((xf - 0.35, r + 0.05),
-                   (xf - 0.2, seat_z + 0.25), (xf - 0.3, seat_z + 0.25), (xf - 0.45, r + 0.05))], "plastic", col)
-            b.slab("floorboard", (0.45, 0.3, 0.05), (xf - 0.6, 0, r + 0.02), "rubber", "black")
-        else:
-            b.box("engine", (0.45, 0.3, 0.35), (0.0, 0, r + 0.15), "steel", "dark_grey")
-            b.ball("tank", (0.3, 0.16, 0.14), (0.2, 0, seat_z + 0.05), "painted_metal", col)
-            b.rod("frame_top", (xf - 0.25, 0, seat_z + 0.25), (xr + 0.2, 0, seat_z - 0.05), 0.035, "steel", "black")
-            b.rod("swingarm", (0.0, 0, r + 0.1), (xr, 0, r), 0.03, "steel", "black")
-            b.rod("exhaust", (0.0, 0.15, r), (xr - 0.1, 0.15, r + 0.15), 0.045, "stainless_steel", "silver")
-        b.slab("seat", (0.6, 0.26, 0.1), (xr + 0.45, 0, seat_z), "leather", "black")
-        if p["top_box"]:
-            b.slab("top_box", (0.35, 0.4, 0.3), (xr + 0.05, 0, seat_z + 0.05), "plastic", "black")
-        b.rod("side_stand", (-0.05, 0.05, r + 0.05), (-0.15, 0.35, 0.04), 0.02, "steel", "black")
-        b.slab("stand_foot", (0.08, 0.06, 0.04), (-0.15, 0.35, 0.0), "steel", "black")
-        return b.finish()
-
-    def describe(self, p):
-        kind = "moped" if self.step_through else "motorcycle"
-        return f"{p['colour'].replace('_', ' ')} {kind}" + (" with top box" if p["top_box"] else "")
-
-
 GENERATORS: list[Generator] = [
-    Car("car_sedan", "sedan", "sedan"), Car("car_hatchback", "hatchback", "hatchback"), Car("car_suv", "suv", "suv"),
-    Car("car_station_wagon", "station_wagon", "station_wagon"), Car("car_coupe", "coupe", "coupe"),
-    Car("car_convertible", "convertible", "convertible"), Car("car_minivan", "minivan", "minivan"),
-    Car("car_taxi", "taxi", "sedan", "taxi"), Car("car_police", "police_car", "sedan", "police"),
-    Car("car_police_suv", "police_car", "suv", "police"), PickupTruck(),
-    BoxVehicle("van", "van"), BoxVehicle("ambulance", "ambulance"), BoxVehicle("minibus", "minibus"),
-    BoxVehicle("city_bus", "city_bus"), BoxVehicle("school_bus", "school_bus"),
-    BoxVehicle("double_decker_bus", "double_decker_bus"), BoxVehicle("trolleybus", "trolleybus"),
-    BoxVehicle("box_truck", "box_truck"), BoxVehicle("garbage_truck", "garbage_truck"),
-    BoxVehicle("tow_truck", "tow_truck"), BoxVehicle("fire_truck", "fire_truck"), Tram(),
-    Motorcycle("motorcycle_standard", "motorcycle", False), Motorcycle("moped_step_through", "moped", True),
-]  # fmt: skip
+    Car("car_sedan", "sedan", "sedan"),
+    Car("car_hatchback", "hatchback", "hatchback"),
+    Car("car_suv", "suv", "suv"),
+    Car("car_station_wagon", "station_wagon", "station_wagon"),
+    Car("car_coupe", "coupe", "coupe"),
+    Car("car_convertible", "convertible", "convertible"),
+    Car("car_minivan", "minivan", "minivan"),
+    Car("car_taxi", "taxi", "sedan", "taxi"),
+    Car("car_police", "police_car", "sedan", "police"),
+    Car("car_police_suv", "police_car", "suv", "police"),
+    PickupTruck(),
+    BoxVehicle("van", "van"),
+    BoxVehicle("ambulance", "ambulance"),
+    BoxVehicle("minibus", "minibus"),
+    BoxVehicle("city_bus", "city_bus"),
+    BoxVehicle("school_bus", "school_bus"),
+    BoxVehicle("double_decker_bus", "double_decker_bus"),
+    BoxVehicle("trolleybus", "trolleybus"),
+    BoxVehicle("box_truck", "box_truck"),
+    BoxVehicle("garbage_truck", "garbage_truck"),
+    BoxVehicle("tow_truck", "tow_truck"),
+    BoxVehicle("fire_truck", "fire_truck"),
+    Tram(),
+]

@@ -1,0 +1,1 @@
+"""Reinforcement learning: PPO, rollout storage, runners, schedules and evaluation."""

@@ -92,17 +92,14 @@ def search_command(
     if as_json:
         typer.echo(json.dumps([{"score": h.score, **record_to_dict(h.asset)} for h in hits], indent=2))
         return
-    table = Table("score", "uid", "category", "l×w×h m", "mass kg", "description", title=f"search: {query}")
+    table = Table(title=f"search: {query}")
+    for name in ("score", "uid", "category", "l×w×h m", "kg"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("description", overflow="ellipsis", no_wrap=True, min_width=20)
     for h in hits:
         a = h.asset
-        table.add_row(
-            f"{h.score:.3f}",
-            a.uid,
-            a.category,
-            f"{a.length:.2f}×{a.width:.2f}×{a.height:.2f}",
-            f"{a.mass:.1f}",
-            a.description,
-        )
+        size = f"{a.length:.2f}×{a.width:.2f}×{a.height:.2f}"
+        table.add_row(f"{h.score:.3f}", a.uid, a.category, size, f"{a.mass:.0f}", a.description)
     Console().print(table)
 
 

@@ -563,7 +563,14 @@ class Boulder(Generator):
             s / 2 / p["elongation"] ** 0.5,
             s / 2 * p["flatness"],
         ]
-        pts[:, 2] = np.maximum(pts[:, 2], -s / 2 * p["flatness"] * 0.45)  # flat base, wide footprint
+        base_z = -s / 2 * p["flatness"] * 0.45
+        pts[:, 2] = np.maximum(pts[:, 2], base_z)  # flat base
+        # A ring of base points at 70 % of the horizontal radii keeps the footprint wide and centred,
+        # so the rock rests on its base instead of rocking on a few clamped points.
+        ring = np.linspace(0, 2 * np.pi, 8, endpoint=False)
+        radii = 0.7 * s / 2 * np.array([p["elongation"] ** 0.5, 1 / p["elongation"] ** 0.5])
+        base = np.column_stack([radii[0] * np.cos(ring), radii[1] * np.sin(ring), np.full(8, base_z)])
+        pts = np.vstack([pts, base])
         b.hull("rock", pts, p["stone"], "grey" if p["stone"] == "granite" else "stone_beige")
         return b.finish()
 

@@ -15,6 +15,7 @@ import typer
 from urbanverse import __version__
 from urbanverse.cli_assets import assets_app
 from urbanverse.cli_common import SceneDir, cli_command
+from urbanverse.cli_view import register_view_commands
 from urbanverse.errors import InputError
 
 app = typer.Typer(
@@ -33,6 +34,7 @@ def _version(value: bool) -> None:
 
 
 app.add_typer(assets_app, name="assets")
+register_view_commands(app)
 
 
 @app.callback()
@@ -168,3 +170,37 @@ def check_command(
     )
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("procgen")
+@cli_command
+def procgen_command(
+    out: Annotated[Path, typer.Option("-o", "--out", help="New scene folder to write.")],
+    seed: Annotated[int, typer.Option(help="Layout and asset seed (same seed, same scene).")] = 0,
+    style: Annotated[
+        str, typer.Option(help="residential, commercial, plaza or intersection.")
+    ] = "residential",
+    length: Annotated[float, typer.Option(help="Street length in metres (intersection: both arms).")] = 80.0,
+    lanes: Annotated[int, typer.Option(help="Traffic lanes (3.2 m each).")] = 2,
+    usd: Annotated[bool, typer.Option(help="Also write scene.usda.")] = True,
+) -> None:
+    """Generate a procedural street (roads, curbs and ramps, crosswalks, furniture, cars, buildings)."""
+    from urbanverse.procgen.street import StreetCfg, generate_street
+    from urbanverse.scene.preview import write_preview
+    from urbanverse.scene.usd_writer import write_usd
+
+    scene = generate_street(StreetCfg(style=style, seed=seed, length=length, lanes=lanes), out)  # type: ignore[arg-type]
+    write_preview(scene, out)
+    if usd:
+        write_usd(scene, out)
+    typer.echo(f"wrote {out}: {len(scene.ground)} ground regions, {len(scene.objects)} objects (preview.png)")
+
+
+@app.command("preview")
+@cli_command
+def preview_command(scene_dir: SceneDir) -> None:
+    """Write SCENE_DIR/preview.png: a top-down map (ground types coloured, objects as labelled footprints)."""
+    from urbanverse.scene.preview import write_preview
+    from urbanverse.scene.record import load_scene
+
+    typer.echo(f"wrote {write_preview(load_scene(scene_dir), scene_dir)}")

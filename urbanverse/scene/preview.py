@@ -1,0 +1,111 @@
+"""Top-down map of a scene as a PNG: ground regions coloured by type, objects as labelled footprints."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from urbanverse.records import atomic_path
+from urbanverse.scene.record import Scene
+
+GROUND_COLORS = {
+    "road": (70, 72, 78),
+    "crosswalk": (215, 215, 205),
+    "sidewalk": (190, 186, 176),
+    "ramp": (222, 190, 80),
+    "terrain": (120, 160, 95),
+    "plaza": (205, 180, 150),
+}
+# Object colours by the first word of their category, then a default.
+_OBJECT_COLORS = {
+    "tree": (40, 120, 50),
+    "shrub": (60, 140, 60),
+    "house": (170, 90, 70),
+    "building": (150, 80, 70),
+    "car": (60, 110, 200),
+    "bench": (150, 100, 50),
+    "lamp": (240, 200, 40),
+    "street": (240, 200, 40),
+    "bollard": (90, 90, 90),
+}
+_VEHICLES = (
+    "sedan",
+    "hatchback",
+    "suv",
+    "taxi",
+    "van",
+    "pickup",
+    "coupe",
+    "minivan",
+    "bus",
+    "truck",
+    "wagon",
+)
+
+
+def _object_color(category: str) -> tuple[int, int, int]:
+    if any(v in category for v in _VEHICLES):
+        return _OBJECT_COLORS["car"]
+    for key, color in _OBJECT_COLORS.items():
+        if key in category:
+            return color
+    return (200, 60, 160)
+
+
+def render_preview(scene: Scene, width_px: int = 1400, labels: bool = True) -> Image.Image:
+    """Draw ``scene`` from above (+X right, +Y up), ``width_px`` wide, with a 10 m scale bar."""
+    points = np.array([p for r in scene.ground for p in r.polygon] + [o.position[:2] for o in scene.objects])
+    lo, hi = points.min(0) - 2.0, points.max(0) + 2.0
+    scale = width_px / (hi[0] - lo[0])
+    height_px = int(math.ceil((hi[1] - lo[1]) * scale))
+    image = Image.new("RGB", (width_px, height_px + 30), (245, 245, 240))
+    draw = ImageDraw.Draw(image)
+
+    def px(xy) -> tuple[float, float]:
+        return ((xy[0] - lo[0]) * scale, (hi[1] - xy[1]) * scale)
+
+    for region in scene.ground:
+        draw.polygon(
+            [px(p) for p in region.polygon],
+            fill=GROUND_COLORS.get(region.type, (180, 180, 180)),
+            outline=(40, 40, 40),
+        )
+    font = ImageFont.load_default(size=max(10, int(scale * 0.6)))
+    for obj in sorted(scene.objects, key=lambda o: -o.size[0] * o.size[1]):  # big first, small on top
+        length, width = obj.size[0], obj.size[1]
+        c, s = math.cos(obj.yaw), math.sin(obj.yaw)
+        corners = [
+            (obj.position[0] + c * dx - s * dy, obj.position[1] + s * dx + c * dy)
+            for dx, dy in (
+                (-length / 2, -width / 2),
+                (length / 2, -width / 2),
+                (length / 2, width / 2),
+                (-length / 2, width / 2),
+            )
+        ]
+        color = _object_color(obj.category)
+        draw.polygon([px(p) for p in corners], fill=color, outline=(20, 20, 20))
+        tip = (obj.position[0] + c * length / 2, obj.position[1] + s * length / 2)  # front (+X) marker
+        draw.line([px(obj.position[:2]), px(tip)], fill=(255, 255, 255), width=max(1, int(scale * 0.08)))
+        if labels:
+            draw.text(px(obj.position[:2]), obj.category.replace("_", " "), fill=(0, 0, 0), font=font)
+    bar = 10.0 * scale
+    draw.rectangle([10, height_px + 10, 10 + bar, height_px + 16], fill=(0, 0, 0))
+    draw.text(
+        (20 + bar, height_px + 6),
+        f"10 m   {scene.name}: {len(scene.objects)} objects",
+        fill=(0, 0, 0),
+        font=ImageFont.load_default(size=14),
+    )
+    return image
+
+
+def write_preview(scene: Scene, scene_dir: Path, name: str = "preview.png") -> Path:
+    """Render the top-down map into ``scene_dir/name`` (atomically); returns the path."""
+    out = Path(scene_dir) / name
+    with atomic_path(out) as tmp:
+        render_preview(scene).save(tmp)
+    return out

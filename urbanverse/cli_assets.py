@@ -80,9 +80,6 @@ def search_command(
     library: Library = None,
 ) -> None:
     """Search the library by meaning (MiniLM text embeddings) with optional category and size filters."""
-    from rich.console import Console
-    from rich.table import Table
-
     from urbanverse.assets.store import SearchFilter
     from urbanverse.records import record_to_dict
 
@@ -92,15 +89,13 @@ def search_command(
     if as_json:
         typer.echo(json.dumps([{"score": h.score, **record_to_dict(h.asset)} for h in hits], indent=2))
         return
-    table = Table(title=f"search: {query}")
-    for name in ("score", "uid", "category", "l×w×h m", "kg"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("description", overflow="ellipsis", no_wrap=True, min_width=20)
+    # One plain line per hit (grep-friendly): score, uid, class, size (m), mass (kg), description.
     for h in hits:
         a = h.asset
-        size = f"{a.length:.2f}×{a.width:.2f}×{a.height:.2f}"
-        table.add_row(f"{h.score:.3f}", a.uid, a.category, size, f"{a.mass:.0f}", a.description)
-    Console().print(table)
+        size = f"{a.length:.2f}x{a.width:.2f}x{a.height:.2f}"
+        typer.echo(
+            f"{h.score:.3f}  {a.uid:<26} {a.category:<22} {size:>17} {a.mass:7.1f} kg  {a.description}"
+        )
 
 
 @assets_app.command("show")

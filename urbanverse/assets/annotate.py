@@ -305,7 +305,12 @@ def annotate(
             quality -= 3
 
     name = l3.replace("_", " ")
-    description = f"{colors[0]} {materials[0].replace('_', ' ')} {name}, {style}"
+    # Lead with the dominant (colour, material) pair by surface and name a second one covering >= 10 %.
+    pairs, shares = _composition(
+        [f"{color_name(p.rgb)} {p.material.replace('_', ' ')}" for p in parts], areas
+    )
+    trim = f" with {pairs[1]}" if len(pairs) > 1 and shares[1] >= 0.1 else ""
+    description = f"{pairs[0]} {name}{trim}, {style}"
     description_long = (
         f"A {name} ({synset}): {style}; {length:.2f} m long, {width:.2f} m wide and {height:.2f} m tall, "
         f"about {mass:.0f} kg, mostly {materials[0].replace('_', ' ')} ({100 * materials_comp[0]:.0f}% of "

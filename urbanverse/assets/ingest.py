@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import trimesh
 
-from urbanverse.assets.annotate import annotate
+from urbanverse.assets.annotate import GRAVITY, annotate
 from urbanverse.assets.generators.base import Part
 from urbanverse.assets.material_table import MATERIALS
 from urbanverse.assets.record import Asset, AssetSource, VisualPart, save_asset
@@ -218,6 +218,9 @@ def _overlay(asset: Asset, annotation: dict) -> Asset:
             changes[key] = annotation[key]
     if "mass" in changes and changes["mass"] <= 0:
         del changes["mass"]
+    if "required_force" not in changes:  # keep the derived sliding force consistent with annotated values
+        friction = changes.get("friction_coefficient", asset.friction_coefficient)
+        changes["required_force"] = friction * changes.get("mass", asset.mass) * GRAVITY
     return dataclasses.replace(asset, **changes, value_origin=origin)
 
 

@@ -1,0 +1,220 @@
+"""``NavVecEnv``: batched point-goal navigation over many scenes (rsl_rl-style VecEnv).
+
+Shapes: observations (N, D) float32, actions (N, A) in [-1, 1], rewards (N,) float32, dones
+(N,) bool. ``step`` resets finished environments itself (same-step auto-reset), so the
+observations it returns already belong to the new episodes; the last observations of the
+finished ones are in ``extras["final_obs"]`` (K, D) for ``extras["final_env_ids"]`` (K,).
+``extras["time_outs"]`` (N,) bool marks truncations (time limit), kept apart from
+terminations (success, collision) for value bootstrapping. ``extras["log"]`` (present on steps
+where episodes ended) holds ``reward/<term>`` episode sums, ``metrics/<name>`` means over the
+episodes that ended, and ``episode/length``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from urbanverse.sim.env_cfg import NavEnvCfg
+from urbanverse.sim.geodesic import GoalFieldsSpec, compute_goal_fields
+from urbanverse.sim.metrics import METRIC_NAMES, NavMetrics
+from urbanverse.sim.pedestrians import Pedestrians
+from urbanverse.sim.robots import Robot, rotate_b2w
+from urbanverse.sim.sensors.depth_camera import DepthCamera
+from urbanverse.sim.sensors.lidar import Lidar
+from urbanverse.sim.task import REWARD_TERMS, TaskState
+from urbanverse.sim.world import compile_world
+from urbanverse.sim.world_batch import WorldBatch
+
+log = logging.getLogger(__name__)
+
+
+def _unique(names: list[str]) -> list[str]:
+    return [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
+
+
+class NavVecEnv:
+    """Batched point-goal navigation; see the module docstring for the interface contract."""
+
+    render_mode = None
+
+    def __init__(self, cfg: NavEnvCfg):
+        self.cfg = cfg
+        self.device = cfg.device
+        self.num_envs = n = cfg.num_envs
+        rc = cfg.robot_cfg
+        worlds = [compile_world(d, cfg.world) for d in cfg.scene_dirs]
+        spec = GoalFieldsSpec(
+            resolution=cfg.task.geodesic_resolution,
+            clearance=rc.radius,
+            spawn_clearance=rc.circumradius,
+            max_step=rc.max_step_height,
+            num_goals=cfg.task.num_goals,
+            min_distance=cfg.task.min_goal_distance,
+            max_distance=cfg.task.max_goal_distance,
+        )
+        goals = [compute_goal_fields(w, spec, cache=cfg.world.cache) for w in worlds]
+        self.world = WorldBatch(worlds, goals, cfg.device)
+        self.scene_names = _unique(self.world.names)
+        self.robot = Robot(rc, n, cfg.device)
+        self.lidar = Lidar(cfg.lidar, self.world, n, cfg.device) if cfg.lidar else None
+        self.depth = DepthCamera(cfg.depth, self.world, n, cfg.device) if cfg.depth else None
+        self.peds = Pedestrians(cfg.pedestrians, n, cfg.device)
+        self.metrics = NavMetrics(self.scene_names, cfg.device)
+        self.reward_weights = cfg.rewards.weights()
+        self.num_actions = rc.action_dim
+        self.max_episode_length = cfg.task.max_episode_steps
+        sizes = {
+            "lidar": cfg.lidar.num_beams if cfg.lidar else 0,
+            "depth": cfg.depth.height * cfg.depth.width if cfg.depth else 0,
+            "goal_b": 2,
+            "velocity_b": 3,
+            "last_action": rc.action_dim,
+        }
+        self.obs_layout: dict[str, slice] = {}
+        start = 0
+        for name, size in sizes.items():
+            if size:
+                self.obs_layout[name] = slice(start, start + size)
+                start += size
+        self.num_obs = start
+        z = torch.zeros(n, device=cfg.device)
+        self.scene = torch.arange(n, device=cfg.device) % self.world.num_scenes
+        self.goal = torch.zeros(n, dtype=torch.long, device=cfg.device)
+        self.goal_xy = torch.zeros(n, 2, device=cfg.device)
+        self.start_geodesic, self.prev_geodesic = z.clone(), z.clone()
+        self.episode_length = torch.zeros(n, dtype=torch.long, device=cfg.device)
+        self.episode_count = torch.zeros(n, dtype=torch.long, device=cfg.device)
+        self.episode_sums = torch.zeros(n, len(self.reward_weights), device=cfg.device)  # (N, T) per term
+        self.generator = torch.Generator(device=cfg.device)
+        self.obs = torch.zeros(n, self.num_obs, device=cfg.device)
+        self.reset(seed=cfg.seed)
+
+    # ------------------------------------------------------------------ public interface
+    def seed(self, seed: int) -> None:
+        """Re-seed every random draw (the next ``reset`` or auto-reset uses it)."""
+        self.generator.manual_seed(int(seed))
+
+    def reset(self, seed: int | None = None) -> tuple[torch.Tensor, dict]:
+        """Start new episodes everywhere (first scene of each environment's rotation): (obs, extras)."""
+        if seed is not None:
+            self.seed(seed)
+        self.episode_count.zero_()
+        self.scene = torch.arange(self.num_envs, device=self.device) % self.world.num_scenes
+        self._reset_idx(torch.arange(self.num_envs, device=self.device), advance=False)
+        return self.obs, {"observations": {"policy": self.obs}}
+
+    def get_observations(self) -> torch.Tensor:
+        """Current observations (N, D)."""
+        return self.obs
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict]:
+        """Advance all environments by ``dt``: (obs (N, D), rewards (N,), dones (N,), extras)."""
+        cfg, r = self.cfg, self.robot
+        actions = torch.as_tensor(actions, dtype=torch.float32, device=self.device).view(self.num_envs, -1)
+        peds = self.peds.pos_w if cfg.pedestrians.count else None
+        r.step(actions, cfg.dt, self.world, self.scene, peds, cfg.pedestrians.radius)
+        circles = r.data.pos_w[:, None, :] + rotate_b2w(
+            r.circles_b.expand(self.num_envs, -1, -1), r.data.yaw_w
+        )
+        self.peds.step(cfg.dt, self.world, self.scene, circles, r.cfg.radius, self.generator)
+        self.episode_length += 1
+
+        to_goal = self.goal_xy - r.data.pos_w
+        dist = to_goal.norm(dim=-1)
+        geo = self.world.geodesic_distance(self.scene, self.goal, r.data.pos_w)
+        known = torch.isfinite(geo) & torch.isfinite(self.prev_geodesic)
+        delta = torch.where(known, self.prev_geodesic - geo, torch.zeros_like(geo))
+        self.prev_geodesic = torch.where(torch.isfinite(geo), geo, self.prev_geodesic)
+        success = dist < cfg.task.success_radius
+        collision = r.data.contact
+        terminated = success | (collision & cfg.task.terminate_on_collision)
+        time_outs = (self.episode_length >= self.max_episode_length) & ~terminated
+        dones = terminated | time_outs
+        state = TaskState(
+            goal_distance=dist,
+            goal_dir_w=to_goal / dist.clamp_min(1e-6)[:, None],
+            vel_w=rotate_b2w(r.data.vel_b[:, None, :2], r.data.yaw_w)[:, 0],
+            geodesic_delta=delta,
+            success=success,
+            collision=collision,
+            cfg=cfg.rewards,
+        )
+        terms = torch.stack(
+            [w * REWARD_TERMS[name](state) for name, w in self.reward_weights.items()], dim=-1
+        )
+        self.episode_sums += terms
+        rewards = terms.sum(-1)
+
+        self._compute_obs(None)
+        extras: dict = {"time_outs": time_outs, "observations": {"policy": self.obs}}
+        if r.data.nonfinite_actions:
+            log.warning("%d non-finite action entries replaced by 0", r.data.nonfinite_actions)
+            extras["nonfinite_actions"] = r.data.nonfinite_actions
+        done_ids = dones.nonzero().squeeze(-1)
+        if done_ids.numel():
+            extras["final_obs"] = self.obs[done_ids].clone()
+            extras["final_env_ids"] = done_ids
+            extras["log"] = self._finish_episodes(done_ids, success, geo)
+            self._reset_idx(done_ids, advance=True)
+        return self.obs, rewards, dones, extras
+
+    # ------------------------------------------------------------------ internals
+    def _finish_episodes(
+        self, ids: torch.Tensor, success: torch.Tensor, geo: torch.Tensor
+    ) -> dict[str, float]:
+        r = self.robot.data
+        values = NavMetrics.episode_values(
+            success[ids], self.start_geodesic[ids], r.path_length[ids], r.contact_count[ids], geo[ids]
+        )
+        self.metrics.add(self.scene[ids], values)
+        sums = self.episode_sums[ids].mean(0).tolist()
+        out = {f"reward/{k}": sums[i] for i, k in enumerate(self.reward_weights)}
+        means = values.mean(0).tolist()
+        out.update({f"metrics/{name}": means[i] for i, name in enumerate(METRIC_NAMES)})
+        out["episode/length"] = float(self.episode_length[ids].float().mean())
+        return out
+
+    def _reset_idx(self, ids: torch.Tensor, advance: bool) -> None:
+        """New episodes for ``ids`` (K,); with ``advance`` count the episode and rotate scenes."""
+        world = self.world
+        if advance:
+            self.episode_count[ids] += 1
+            rotation = self.episode_count[ids] // self.cfg.task.episodes_per_scene
+            self.scene[ids] = (ids + rotation) % world.num_scenes
+        scene = self.scene[ids]
+        goal, goal_xy, spawn = world.sample_goal_and_spawn(scene, self.generator)
+        yaw = (torch.rand(ids.numel(), generator=self.generator, device=self.device) * 2 - 1) * torch.pi
+        self.goal[ids], self.goal_xy[ids] = goal, goal_xy
+        self.robot.reset(ids, world, scene, spawn, yaw)
+        geo = world.geodesic_distance(scene, goal, spawn)
+        self.start_geodesic[ids] = geo
+        self.prev_geodesic[ids] = geo
+        self.episode_length[ids] = 0
+        self.episode_sums[ids] = 0.0
+        self.peds.reset(ids, world, scene, spawn, self.generator)
+        self._compute_obs(ids)
+
+    def _compute_obs(self, ids: torch.Tensor | None) -> None:
+        """Update sensors and ``self.obs`` for ``ids`` (all environments when None)."""
+        d = self.robot.data
+        sel = slice(None) if ids is None else ids
+        scene, pos, yaw = self.scene[sel], d.pos_w[sel], d.yaw_w[sel]
+        peds = self.peds.pos_w[sel] if self.cfg.pedestrians.count else None
+        rp = self.cfg.pedestrians.radius
+        parts = []
+        if self.lidar is not None:
+            self.lidar.update(ids, scene, pos, yaw, peds, rp, self.generator)
+            parts.append(self.lidar.data.ranges[sel] / self.lidar.cfg.max_range)
+        if self.depth is not None:
+            self.depth.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
+            parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
+        parts.append(rotate_b2w((self.goal_xy[sel] - pos)[:, None, :], -yaw)[:, 0])
+        parts.append(d.vel_b[sel])
+        parts.append(d.last_action[sel])
+        obs = torch.cat(parts, dim=-1)
+        if ids is None:
+            self.obs = obs
+        else:
+            self.obs[ids] = obs

@@ -1,0 +1,10 @@
+"""Batched sensors (Isaac Lab pattern: ``XxxCfg``, ``Xxx``, ``XxxData`` per sensor)."""
+
+from urbanverse.sim.sensors.depth_camera import DepthCamera
+from urbanverse.sim.sensors.depth_camera_cfg import DepthCameraCfg
+from urbanverse.sim.sensors.depth_camera_data import DepthCameraData
+from urbanverse.sim.sensors.lidar import Lidar
+from urbanverse.sim.sensors.lidar_cfg import LidarCfg
+from urbanverse.sim.sensors.lidar_data import LidarData
+
+__all__ = ["DepthCamera", "DepthCameraCfg", "DepthCameraData", "Lidar", "LidarCfg", "LidarData"]

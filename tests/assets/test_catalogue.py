@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from urbanverse.assets.catalogue import (
+    build_parts,
     catalogue_entries,
     entry_of,
     materialize,
@@ -43,4 +44,8 @@ def test_materialize_writes_once_to_the_cache(tmp_path):
     assert (folder / "asset.json").stat().st_mtime_ns == stamp
     parts = load_collision_parts(folder, asset)
     assert all(p.is_convex for p in parts)
-    assert len(load_visual_parts(folder, asset)) == len(parts)
+    visual = load_visual_parts(folder, asset)
+    assert len(visual) == len(parts)
+    built = {p.name: p.rgb for p in build_parts(catalogue_entries(1)[0])[1]}
+    for saved in visual:  # colours survive the GLB round trip
+        assert saved.rgb == pytest.approx(built[saved.name], abs=1 / 255), saved.name

@@ -40,6 +40,7 @@ _HUE_NAMES = (
 
 # Category rules, matched as words of the L3 name (so "trash_bin" matches "bin").
 _ANCHORED = {
+    "bench",
     "post",
     "pole",
     "lamp",

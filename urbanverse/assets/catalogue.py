@@ -127,9 +127,16 @@ def build_catalogue(
     return written
 
 
+#: Bump when the files written for an asset change, so cached folders are regenerated.
+CACHE_FORMAT = 2
+
+
 def cache_key(asset: Asset) -> str:
-    """Content address of a generated asset: hash of its generator, version, parameters and seed."""
-    blob = json.dumps([asset.source.generator, asset.source.parameters, asset.source.seed], sort_keys=True)
+    """Content address of a generated asset: hash of the cache format, its generator and version,
+    parameters and seed."""
+    blob = json.dumps(
+        [CACHE_FORMAT, asset.source.generator, asset.source.parameters, asset.source.seed], sort_keys=True
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 

@@ -163,7 +163,7 @@ def save_asset(asset: Asset, asset_dir: Path, visual: list | None, collision: li
     coloured = []
     for part in visual or ():
         mesh = part.mesh.copy()
-        rgba = np.array([*part.rgb, 1.0]) * 255
+        rgba = (np.array([*part.rgb, 1.0]) * 255).round().astype(np.uint8)  # float colours mean 0..1
         mesh.visual = trimesh.visual.ColorVisuals(mesh, face_colors=np.tile(rgba, (len(mesh.faces), 1)))
         coloured.append((part.name, mesh))
     if visual is not None:

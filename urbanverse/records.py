@@ -8,6 +8,7 @@ form ``objects[3].position: expected 3 numbers, got 2``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import uuid
@@ -74,10 +75,16 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{json_path(tuple(err['loc']))}: {msg}{extra}"
 
 
+@functools.cache
+def _adapter(cls: type) -> TypeAdapter:
+    """One validator per record class (building a TypeAdapter costs far more than using it)."""
+    return TypeAdapter(cls)
+
+
 def parse_record(cls: type[T], text: str | bytes, source: str) -> T:
     """Parse and validate JSON ``text`` as ``cls``; ``InputError`` names ``source`` and the JSON path."""
     try:
-        return TypeAdapter(cls).validate_json(text)
+        return _adapter(cls).validate_json(text)
     except pydantic.ValidationError as exc:
         if exc.errors()[0]["type"] == "json_invalid":
             raise InputError(f"{source}: not valid JSON ({exc.errors()[0]['msg']})") from None
@@ -94,7 +101,7 @@ def load_record(cls: type[T], path: Path) -> T:
 
 def record_to_dict(obj: Any) -> dict:
     """A record as plain JSON-compatible Python data."""
-    return TypeAdapter(type(obj)).dump_python(obj, mode="json")
+    return _adapter(type(obj)).dump_python(obj, mode="json")
 
 
 @contextlib.contextmanager

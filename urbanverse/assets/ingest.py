@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import trimesh
+from scipy.spatial import ConvexHull, QhullError
 
 from urbanverse.assets.annotate import GRAVITY, annotate
 from urbanverse.assets.generators.base import Part
@@ -140,9 +141,11 @@ def load_normalised(
     meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh) and len(g.faces)]
     if not meshes:
         raise RejectedFile("no triangles (a point cloud or an empty file)")
+    merged = trimesh.util.concatenate(meshes)
     if y_up:
-        scene.apply_transform(trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)))
-    merged = trimesh.util.concatenate([g for g in scene.dump() if isinstance(g, trimesh.Trimesh)])
+        up = trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0))
+        scene.apply_transform(up)
+        merged.apply_transform(up)
     extent = merged.extents
     if not np.all(np.isfinite(extent)) or extent.max() <= 0:
         raise RejectedFile("degenerate geometry")
@@ -160,18 +163,33 @@ def load_normalised(
     return scene, merged
 
 
+def _hull(points: np.ndarray) -> trimesh.Trimesh | None:
+    """Convex hull with outward faces straight from qhull (trimesh's hull also repairs normals, which is
+    the slow part and not needed here); None for flat or degenerate point sets."""
+    try:
+        hull = ConvexHull(points)
+    except QhullError:  # flat pieces (decals, single quads) do not collide
+        return None
+    if hull.volume <= 1e-9:
+        return None
+    faces = hull.simplices.copy()
+    tri = points[faces]
+    normals = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
+    inward = (normals * hull.equations[:, :3]).sum(1) < 0
+    faces[inward] = faces[inward][:, ::-1]
+    used = np.unique(faces)
+    remap = np.full(len(points), -1)
+    remap[used] = np.arange(len(used))
+    return trimesh.Trimesh(points[used], remap[faces], process=False)
+
+
 def convex_parts(mesh: trimesh.Trimesh) -> list[trimesh.Trimesh]:
-    """One convex hull per connected component, the ``MAX_PARTS`` largest by hull volume."""
-    components = mesh.split(only_watertight=False) or [mesh]
+    """One convex hull per connected component (faces sharing vertices), the ``MAX_PARTS`` largest."""
+    labels = trimesh.graph.connected_component_labels(mesh.face_adjacency, node_count=len(mesh.faces))
     hulls = []
-    for comp in components:
-        if len(comp.vertices) < 4:
-            continue
-        try:
-            hull = comp.convex_hull
-        except Exception:  # qhull fails on flat pieces (decals, single quads): they do not collide
-            continue
-        if hull.volume > 1e-9:
+    for label in np.unique(labels):
+        vertices = mesh.vertices[np.unique(mesh.faces[labels == label])]
+        if len(vertices) >= 4 and (hull := _hull(vertices)) is not None:
             hulls.append(hull)
     hulls.sort(key=lambda h: -h.volume)
     if not hulls:

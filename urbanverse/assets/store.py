@@ -44,10 +44,12 @@ CREATE TABLE IF NOT EXISTS assets (
     mass REAL NOT NULL, movable INTEGER NOT NULL, quality INTEGER NOT NULL,
     text_id INTEGER NOT NULL REFERENCES texts(id), record TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS assets_l3 ON assets(l3);
-CREATE INDEX IF NOT EXISTS assets_l2 ON assets(l2);
-CREATE INDEX IF NOT EXISTS assets_l1 ON assets(l1);
-CREATE INDEX IF NOT EXISTS assets_height ON assets(height);
+-- Covering indexes: a filtered search reads candidate text ids from the index alone, never the
+-- (large) record column.
+CREATE INDEX IF NOT EXISTS assets_l3 ON assets(l3, height, length, text_id);
+CREATE INDEX IF NOT EXISTS assets_l2 ON assets(l2, height, length, text_id);
+CREATE INDEX IF NOT EXISTS assets_l1 ON assets(l1, height, length, text_id);
+CREATE INDEX IF NOT EXISTS assets_height ON assets(height, length, text_id);
 CREATE INDEX IF NOT EXISTS assets_text ON assets(text_id);
 """
 
@@ -71,12 +73,13 @@ class SearchFilter:
     movable: bool | None = None
     source_kind: str | None = None
 
-    def sql(self) -> tuple[str, list]:
-        """A WHERE clause (or empty string) and its parameters."""
+    def sql(self, category_column: str = "l3") -> tuple[str, list]:
+        """A WHERE clause (or empty string) and its parameters; ``category`` is matched on
+        ``category_column`` (one indexed column: an OR over three levels would scan the table)."""
         clauses, params = [], []
         if self.category:
-            clauses.append("(l3 = ? OR l2 = ? OR l1 = ?)")
-            params += [self.category] * 3
+            clauses.append(f"{category_column} = ?")
+            params.append(self.category)
         for column, op, value in (
             ("height", ">=", self.min_height),
             ("height", "<=", self.max_height),
@@ -265,12 +268,25 @@ class AssetStore:
         self._index, self._index_count = index, n_texts
         return index
 
+    def _category_column(self, category: str | None) -> str:
+        """The taxonomy level (``l3``, ``l2`` or ``l1``) that has ``category``, probed on the indexes."""
+        for column in ("l3", "l2", "l1"):
+            if (
+                category
+                and self._db.execute(
+                    f"SELECT 1 FROM assets WHERE {column} = ? LIMIT 1", (category,)
+                ).fetchone()
+            ):
+                return column
+        return "l3"
+
     def search(
         self, query: str | np.ndarray, k: int = 10, where: SearchFilter | None = None
     ) -> list[SearchHit]:
         """The ``k`` assets whose descriptions are closest to ``query`` (text or unit vector), filtered."""
         q = embed_texts([query])[0] if isinstance(query, str) else np.asarray(query, dtype=np.float32)
-        clause, params = (where or SearchFilter()).sql()
+        where = where or SearchFilter()
+        clause, params = where.sql(self._category_column(where.category))
         if clause:
             candidate_ids = [
                 r[0] for r in self._db.execute(f"SELECT DISTINCT text_id FROM assets{clause}", params)

@@ -128,7 +128,7 @@ def build_catalogue(
 
 
 #: Bump when the files written for an asset change, so cached folders are regenerated.
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 
 
 def cache_key(asset: Asset) -> str:

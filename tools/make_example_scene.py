@@ -20,6 +20,7 @@ from PIL import Image
 from urbanverse.assets.annotate import annotate
 from urbanverse.assets.generators.base import Part
 from urbanverse.assets.record import Asset, AssetSource, save_asset
+from urbanverse.assets.taxonomy import get_class
 from urbanverse.scene.record import (
     DEFAULT_CURB_HEIGHT,
     AssetRef,
@@ -67,32 +68,32 @@ WOOD, METAL, DARK, GREEN, BARK, RED, BLUE, GLASS = (
 
 # uid -> (L1/L2/L3, synset, style, [(part name, mesh, material, rgb)]); every part is convex.
 ASSETS = {
-    "bench_wood_a": (("street_furniture", "seating", "bench"), "bench.n.01", "wooden bench with backrest", [
+    "bench_wood_a": ("bench", "bench.n.01", "wooden bench with backrest", [
         ("seat", _box((1.6, 0.45, 0.06), (0, 0, 0.45)), "wood", WOOD),
         ("back", _box((1.6, 0.05, 0.4), (0, 0.2, 0.7)), "wood", WOOD),
         ("leg_left", _box((0.06, 0.45, 0.42), (-0.7, 0, 0.21)), "cast_iron", METAL),
         ("leg_right", _box((0.06, 0.45, 0.42), (0.7, 0, 0.21)), "cast_iron", METAL),
     ]),
-    "bin_round_a": (("street_furniture", "waste", "trash_bin"), "ashcan.n.01", "round bin", [
+    "bin_round_a": ("trash_bin", "ashcan.n.01", "round bin", [
         ("body", _cylinder(0.28, 0.85), "hdpe", DARK),
     ]),
-    "lamp_post_a": (("lighting", "street_lighting", "street_lamp"), "street_lamp.n.01", "single-arm lamp", [
+    "lamp_post_a": ("street_lamp", "street_lamp.n.01", "single-arm lamp", [
         ("base", _cylinder(0.18, 0.4), "cast_iron", METAL),
         ("pole", _cylinder(0.07, 4.6, (0, 0, 0.4)), "steel", METAL),
         ("head", _box((0.6, 0.25, 0.15), (0.2, 0, 5.05)), "aluminium", DARK),
     ]),
-    "tree_round_a": (("vegetation", "trees", "deciduous_tree"), "tree.n.01", "round-crowned tree", [
+    "tree_round_a": ("broadleaf_tree", "tree.n.01", "round-crowned tree", [
         ("trunk", _cylinder(0.15, 2.6), "bark", BARK),
         ("crown", _sphere(1.4, (0, 0, 3.6)), "foliage", GREEN),
     ]),
-    "bollard_a": (("barriers", "traffic_barriers", "bollard"), "bollard.n.02", "round steel bollard", [
+    "bollard_a": ("bollard", "bollard.n.02", "round steel bollard", [
         ("post", _cylinder(0.1, 0.9), "cast_iron", METAL),
     ]),
-    "hydrant_a": (("utilities", "water", "fire_hydrant"), "fireplug.n.01", "pillar hydrant", [
+    "hydrant_a": ("fire_hydrant", "fireplug.n.01", "pillar hydrant", [
         ("barrel", _cylinder(0.13, 0.6), "cast_iron", RED),
         ("cap", _cylinder(0.1, 0.12, (0, 0, 0.6)), "cast_iron", RED),
     ]),
-    "car_sedan_a": (("vehicles", "cars", "sedan"), "sedan.n.01", "four-door sedan", [
+    "car_sedan_a": ("sedan", "sedan.n.01", "four-door sedan", [
         ("body", _box((4.3, 1.8, 0.75), (0, 0, 0.7)), "painted_metal", BLUE),
         ("cabin", _box((2.3, 1.6, 0.55), (-0.2, 0, 1.35)), "glass", GLASS),
         *[(f"wheel_{i}", _cylinder(0.32, 0.25).apply_transform(
@@ -107,7 +108,9 @@ ASSETS = {
 def _write_assets(scene_dir: Path) -> dict[str, Asset]:
     """Write every asset folder; returns uid -> Asset record."""
     assets = {}
-    for uid, (path, synset, style, spec) in ASSETS.items():
+    for uid, (l3, synset, style, spec) in ASSETS.items():
+        cls = get_class(l3)
+        path = (cls.l1, cls.l2, cls.l3)
         parts = [Part(name, mesh, mat, rgb) for name, mesh, mat, rgb in spec]
         source = AssetSource(kind="procedural", generator="tools/make_example_scene.py", seed=0)
         asset = annotate(parts, uid=uid, category_path=path, synset=synset, style=style, source=source)

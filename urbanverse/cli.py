@@ -15,7 +15,9 @@ import typer
 from urbanverse import __version__
 from urbanverse.cli_assets import assets_app
 from urbanverse.cli_common import SceneDir, cli_command
+from urbanverse.cli_gen import register_gen_commands
 from urbanverse.cli_render import register_render_commands
+from urbanverse.cli_train import register_train_commands
 from urbanverse.cli_view import register_view_commands
 from urbanverse.errors import InputError
 
@@ -37,6 +39,8 @@ def _version(value: bool) -> None:
 app.add_typer(assets_app, name="assets")
 register_view_commands(app)
 register_render_commands(app)
+register_gen_commands(app)
+register_train_commands(app)
 
 
 @app.callback()

@@ -10,7 +10,6 @@ Placements never overlap (footprints are checked with shapely) and stay on their
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,16 +19,16 @@ import numpy as np
 import shapely
 from shapely import affinity
 
-from urbanverse.assets.catalogue import CatalogueEntry, build_parts, materialize, record_of
-from urbanverse.assets.ground_materials import ground_material, materials_for
+from urbanverse.assets.catalogue import CatalogueEntry, build_parts, record_of
+from urbanverse.assets.ground_materials import materials_for
 from urbanverse.assets.record import Asset
-from urbanverse.assets.skies import SKIES, sky_map
+from urbanverse.assets.skies import SKIES
 from urbanverse.errors import InputError
 from urbanverse.procgen.layout import Layout, Line, intersection, straight_street
+from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
     AssetRef,
     GroundRegion,
-    Material,
     Scene,
     SceneObject,
     SceneSource,
@@ -91,6 +90,7 @@ class _Placer:
         self.objects: list[SceneObject] = []
         self._assets: dict[str, Asset] = {}
         self._bases: dict[str, tuple[float, float, float, float]] = {}
+        self._refs: dict[str, AssetRef] = {}
 
     def asset(self, generators: Sequence[str]) -> Asset:
         entry = CatalogueEntry(str(self.rng.choice(generators)), int(self.rng.integers(0, 5000)))
@@ -101,9 +101,7 @@ class _Placer:
             low = np.vstack([p.mesh.vertices for p in parts if p.mesh.vertices[:, 2].min() < 0.05])
             low = low[low[:, 2] < 0.5]
             self._bases[asset.uid] = (*low[:, :2].min(0), *low[:, :2].max(0))
-            target = self.scene_dir / "assets" / asset.uid
-            if not target.exists():
-                shutil.copytree(materialize(asset), target)
+            self._refs[asset.uid] = install_asset(asset, self.scene_dir)
             self._assets[entry.uid] = asset
         return self._assets[entry.uid]
 
@@ -134,7 +132,7 @@ class _Placer:
             SceneObject(
                 id=f"{asset.category}_{len(self.objects):03d}",
                 category=asset.category,
-                asset=AssetRef(uid=asset.uid, path=f"assets/{asset.uid}"),
+                asset=self._refs[asset.uid],
                 position=(float(xy[0]), float(xy[1]), z),
                 yaw=float(math.remainder(yaw, 2 * math.pi)),
                 size=(asset.length, asset.width, asset.height),
@@ -204,21 +202,7 @@ def _materials(layout: Layout, rng: np.random.Generator, scene_dir: Path) -> lis
             rng.choice([m for m in materials_for("plaza") if "grass" not in m and "rubber" not in m])
         ),
     }
-    (scene_dir / "textures").mkdir(parents=True, exist_ok=True)
-    materials = {}
-    for kind, name in choice.items():
-        built = ground_material(name)
-        shutil.copyfile(built.base_color_map, scene_dir / "textures" / f"{name}.png")
-        materials[kind] = (
-            Material(
-                name=name,
-                base_color=tuple(float(c) for c in built.base_color),
-                roughness=float(built.roughness),
-                texture=f"textures/{name}.png",
-                texture_scale=built.texture_scale_m,
-            ),
-            built.friction,
-        )
+    materials = {kind: install_ground_material(name, scene_dir) for kind, name in choice.items()}
     return [
         GroundRegion(
             id=r.id,
@@ -234,17 +218,7 @@ def _materials(layout: Layout, rng: np.random.Generator, scene_dir: Path) -> lis
 
 
 def _sky(rng: np.random.Generator, scene_dir: Path) -> Sky:
-    sky = sky_map(str(rng.choice(_DAY_SKIES)))
-    (scene_dir / "sky").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(sky.hdri, scene_dir / "sky" / f"{sky.name}.hdr")
-    return Sky(
-        zenith_color=sky.zenith_color,
-        horizon_color=sky.horizon_color,
-        hdri=f"sky/{sky.name}.hdr",
-        intensity=sky.intensity,
-        sun_direction=sky.sun_direction,
-        sun_intensity=sky.sun_intensity,
-    )
+    return install_sky(str(rng.choice(_DAY_SKIES)), scene_dir)
 
 
 def _furnish(cfg: StreetCfg, layout: Layout, placer: _Placer) -> None:

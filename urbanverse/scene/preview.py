@@ -57,7 +57,10 @@ def _object_color(category: str) -> tuple[int, int, int]:
 
 def render_preview(scene: Scene, width_px: int = 1400, labels: bool = True) -> Image.Image:
     """Draw ``scene`` from above (+X right, +Y up), ``width_px`` wide, with a 10 m scale bar."""
-    points = np.array([p for r in scene.ground for p in r.polygon] + [o.position[:2] for o in scene.objects])
+    path = [tuple(c.position[:2]) for c in scene.camera_trajectory]
+    points = np.array(
+        [p for r in scene.ground for p in r.polygon] + [o.position[:2] for o in scene.objects] + path
+    )
     lo, hi = points.min(0) - 2.0, points.max(0) + 2.0
     scale = width_px / (hi[0] - lo[0])
     height_px = int(math.ceil((hi[1] - lo[1]) * scale))
@@ -92,6 +95,12 @@ def render_preview(scene: Scene, width_px: int = 1400, labels: bool = True) -> I
         draw.line([px(obj.position[:2]), px(tip)], fill=(255, 255, 255), width=max(1, int(scale * 0.08)))
         if labels:
             draw.text(px(obj.position[:2]), obj.category.replace("_", " "), fill=(0, 0, 0), font=font)
+    if len(path) >= 2:  # the camera that filmed the scene (generated scenes): a red line, dot at the start
+        draw.line([px(p) for p in path], fill=(220, 30, 30), width=max(2, int(scale * 0.12)))
+    if path:
+        x, y = px(path[0])
+        r = max(3, int(scale * 0.3))
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=(220, 30, 30))
     bar = 10.0 * scale
     draw.rectangle([10, height_px + 10, 10 + bar, height_px + 16], fill=(0, 0, 0))
     draw.text(

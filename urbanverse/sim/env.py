@@ -7,7 +7,9 @@ finished ones are in ``extras["final_obs"]`` (K, D) for ``extras["final_env_ids"
 ``extras["time_outs"]`` (N,) bool marks truncations (time limit), kept apart from
 terminations (success, collision) for value bootstrapping. ``extras["log"]`` (present on steps
 where episodes ended) holds ``reward/<term>`` episode sums, ``metrics/<name>`` means over the
-episodes that ended, and ``episode/length``.
+episodes that ended, and ``episode/length``; on those steps ``extras["episode_metrics"]`` (K, 4)
+float64 holds each finished episode's values in ``metrics.METRIC_NAMES`` order and
+``extras["episode_scene"]`` (K,) its scene index (into ``scene_names``), for evaluation.
 """
 
 from __future__ import annotations
@@ -156,7 +158,9 @@ class NavVecEnv:
         if done_ids.numel():
             extras["final_obs"] = self.obs[done_ids].clone()
             extras["final_env_ids"] = done_ids
+            extras["episode_scene"] = self.scene[done_ids].clone()
             extras["log"] = self._finish_episodes(done_ids, success, geo)
+            extras["episode_metrics"] = self._episode_values
             self._reset_idx(done_ids, advance=True)
         return self.obs, rewards, dones, extras
 
@@ -169,6 +173,7 @@ class NavVecEnv:
             success[ids], self.start_geodesic[ids], r.path_length[ids], r.contact_count[ids], geo[ids]
         )
         self.metrics.add(self.scene[ids], values)
+        self._episode_values = values
         sums = self.episode_sums[ids].mean(0).tolist()
         out = {f"reward/{k}": sums[i] for i, k in enumerate(self.reward_weights)}
         means = values.mean(0).tolist()

@@ -1,0 +1,150 @@
+"""The generated scene: ground regions, placed cousins, sky and camera path as scene.json + USD.
+
+Ground regions get library materials matched to their observed colours; sidewalks are raised by the
+default curb height when a road was seen beside them. Each object is placed with its best cousin
+(its base on the ground region under it); all cousins are copied into the scene so they can be
+swapped. The physics check then moves apart anything that interpenetrates.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import shapely
+
+from urbanverse.layout.ground import GroundLayout
+from urbanverse.layout.lift import LiftedObjects
+from urbanverse.recon.record import Reconstruction
+from urbanverse.retrieval.cousins import CousinSet, asset_of
+from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
+from urbanverse.scene.record import (
+    DEFAULT_CURB_HEIGHT,
+    CameraPose,
+    GroundRegion,
+    Scene,
+    SceneObject,
+    SceneSource,
+)
+
+#: Ground types people walk on (the scene's walkable area).
+WALKABLE = ("sidewalk", "crosswalk", "plaza")
+
+
+def _quat_wxyz(rotation: np.ndarray) -> tuple[float, float, float, float]:
+    """Unit quaternion (w, x, y, z) of a 3x3 rotation."""
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(rotation).as_quat()
+    return (float(w), float(x), float(y), float(z))
+
+
+def curb_of(layout: GroundLayout) -> float:
+    """How far the pavement the camera walked on (the reconstruction's z = 0) is above the scene's z = 0:
+    the curb height when a road was seen (roads are the scene's z = 0), else 0."""
+    return DEFAULT_CURB_HEIGHT if any(r.type == "road" for r in layout.regions) else 0.0
+
+
+def camera_trajectory(recon: Reconstruction, lift_z: float = 0.0) -> tuple[CameraPose, ...]:
+    """The registered keyframes' poses as scene camera poses, raised by ``lift_z`` (m)."""
+    out = []
+    for k in recon.registered:
+        m = np.asarray(k.world_from_camera).copy()
+        m[2, 3] += lift_z
+        out.append(
+            CameraPose(
+                frame=k.frame,
+                time_s=k.time_s,
+                position=tuple(float(v) for v in m[:3, 3]),
+                quat_wxyz=_quat_wxyz(m[:3, :3]),
+            )
+        )
+    return tuple(out)
+
+
+def ground_regions(layout: GroundLayout, materials: dict[str, str], scene_dir: Path) -> list[GroundRegion]:
+    """Scene ground regions from the estimated layout, with the chosen material per type installed."""
+    installed = {kind: install_ground_material(name, scene_dir) for kind, name in materials.items()}
+    curb = curb_of(layout)
+    regions = []
+    for k, est in enumerate(layout.regions):
+        material, friction = installed[est.type]
+        regions.append(
+            GroundRegion(
+                id=f"{est.type}_{k:02d}",
+                type=est.type,  # type: ignore[arg-type]
+                polygon=est.polygon,
+                elevation=curb if est.type == "sidewalk" else 0.0,
+                material=material,
+                friction=friction,
+            )
+        )
+    return regions
+
+
+def _elevation_at(regions: list[GroundRegion], xy) -> float:
+    point = shapely.Point(xy)
+    return max((r.elevation for r in regions if shapely.Polygon(r.polygon).contains(point)), default=0.0)
+
+
+def place_objects(
+    lifted: LiftedObjects, cousins: CousinSet, regions: list[GroundRegion], scene_dir: Path
+) -> tuple[list[SceneObject], list[str]]:
+    """One scene object per lifted object that has a cousin; warnings for those that do not."""
+    by_track = {c.track_id: c for c in cousins.objects}
+    objects, warnings = [], []
+    for obj in lifted.objects:
+        match = by_track.get(obj.track_id)
+        if match is None or not match.uids:
+            warnings.append(f"track {obj.track_id} ({obj.category}): no library asset of this class")
+            continue
+        assets = [asset_of(uid) for uid in match.uids]
+        refs = [install_asset(a, scene_dir) for a in assets]
+        chosen = assets[0]
+        z = _elevation_at(regions, obj.position[:2])
+        objects.append(
+            SceneObject(
+                id=f"{obj.category}_{len(objects):03d}",
+                category=chosen.category,
+                asset=refs[0],
+                cousins=tuple(refs[1:]),
+                position=(obj.position[0], obj.position[1], z),
+                yaw=float(math.remainder(obj.yaw, 2 * math.pi)),
+                size=(chosen.length, chosen.width, chosen.height),
+                body_type="dynamic" if chosen.movable else "kinematic",
+                mass=chosen.mass,
+                friction=chosen.friction_coefficient,
+                restitution=chosen.bounciness,
+                confidence=float(min(1.0, obj.score)),
+                source_track=obj.track_id,
+            )
+        )
+    return objects, warnings
+
+
+def assemble_scene(
+    name: str,
+    source_sha256: str,
+    frames_used: tuple[int, ...],
+    layout: GroundLayout,
+    lifted: LiftedObjects,
+    cousins: CousinSet,
+    ground_materials: dict[str, str],
+    sky_name: str,
+    recon: Reconstruction,
+    scene_dir: Path,
+) -> tuple[Scene, list[str]]:
+    """Install every library file into ``scene_dir`` and build the Scene record (not yet saved)."""
+    regions = ground_regions(layout, ground_materials, scene_dir)
+    objects, warnings = place_objects(lifted, cousins, regions, scene_dir)
+    scene = Scene(
+        name=name,
+        source=SceneSource(kind="video", video_sha256=source_sha256, frames_used=frames_used),
+        ground=tuple(regions),
+        objects=tuple(objects),
+        sky=install_sky(sky_name, scene_dir),
+        camera_trajectory=camera_trajectory(recon, curb_of(layout)),
+        walkable_area=tuple(r.polygon for r in regions if r.type in WALKABLE),
+    )
+    return scene, warnings

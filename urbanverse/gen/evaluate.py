@@ -1,0 +1,192 @@
+"""Round-trip scoring: a scene generated from a rendered tour against the scene the tour was rendered from.
+
+Frames: a blind run's scene lives in its own ground-aligned frame; it is moved into the true scene's
+frame by the rigid planar motion (rotation about Z + translation, no scale: metric scale is part of
+what is scored) that best maps its camera path onto the true camera path of the same frames.
+
+Objects: generated and true objects are matched one-to-one by the Hungarian method on planar
+distance, pairs farther than 2 m apart being unmatched. Recall counts the true objects the tour
+passes (``min_pixels`` visible in at least ``min_frames`` frames taken within 20 m); precision counts
+every generated object, matched to any true object. Scores: category accuracy (matched pairs
+with the same L3 class), precision / recall at 1 m, median position error, median yaw error of
+oriented classes (vehicles and street furniture that faces the street), median relative volume error,
+class-agnostic average precision at 3D IoU 0.25 (oriented boxes), and ground-type IoU on a 0.25 m
+grid over the area the generated ground covers (frequency-weighted mean over the true types there:
+a type covering 1 % of the area weighs 1 %).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.optimize
+import shapely
+
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.lift import ALONG_STREET_L1, FACING_L2
+from urbanverse.render.tour import TourGroundTruth
+from urbanverse.scene.record import Scene
+
+#: True ground types scored as one of the generated types.
+_TYPE_OF = {
+    "road": "road",
+    "sidewalk": "sidewalk",
+    "ramp": "sidewalk",
+    "plaza": "sidewalk",
+    "crosswalk": "crosswalk",
+    "terrain": "terrain",
+}
+
+
+def planar_alignment(generated: Scene, truth: TourGroundTruth) -> np.ndarray:
+    """3x3 homogeneous 2D rigid transform from the generated scene's frame to the true scene's frame."""
+    src, dst = [], []
+    for pose in generated.camera_trajectory:
+        if pose.frame < len(truth.frames):
+            src.append(pose.position[:2])
+            dst.append(np.reshape(truth.frames[pose.frame].world_from_camera, (4, 4))[:2, 3])
+    src, dst = np.asarray(src, float), np.asarray(dst, float)
+    if len(src) < 2:
+        return np.eye(3)
+    mu_s, mu_d = src.mean(axis=0), dst.mean(axis=0)
+    u, _, vt = np.linalg.svd((dst - mu_d).T @ (src - mu_s))
+    rot = u @ np.diag([1.0, np.sign(np.linalg.det(u @ vt))]) @ vt
+    out = np.eye(3)
+    out[:2, :2], out[:2, 2] = rot, mu_d - rot @ mu_s
+    return out
+
+
+def _footprint(position, yaw: float, size) -> shapely.Polygon:
+    c, s = math.cos(yaw), math.sin(yaw)
+    half = np.asarray(size[:2]) / 2
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
+    return shapely.Polygon(corners @ np.array([[c, s], [-s, c]]) + np.asarray(position[:2]))
+
+
+def _iou3d(a, b) -> float:
+    fa, fb = _footprint(*a[:3]), _footprint(*b[:3])
+    inter_xy = fa.intersection(fb).area
+    if inter_xy <= 0:
+        return 0.0
+    za, zb = (a[0][2], a[0][2] + a[2][2]), (b[0][2], b[0][2] + b[2][2])
+    inter = inter_xy * max(0.0, min(za[1], zb[1]) - max(za[0], zb[0]))
+    union = fa.area * a[2][2] + fb.area * b[2][2] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _oriented(category: str) -> bool:
+    cls = get_class(category)
+    return cls.l1 in ALONG_STREET_L1 or cls.l2 in FACING_L2
+
+
+def _average_precision(hits: np.ndarray, num_true: int) -> float:
+    """All-point interpolated AP of detections ``hits`` (1 true / 0 false positive) ranked by confidence."""
+    if num_true == 0 or len(hits) == 0:
+        return 0.0
+    tp = np.cumsum(hits)
+    precision = tp / np.arange(1, len(hits) + 1)
+    recall = tp / num_true
+    envelope = np.maximum.accumulate(precision[::-1])[::-1]
+    steps = np.diff(np.concatenate([[0.0], recall]))
+    return float((envelope * steps).sum())
+
+
+def seen_objects(
+    truth_scene: Scene,
+    tour: TourGroundTruth,
+    min_pixels: int = 150,
+    min_frames: int = 2,
+    max_distance_m: float = 20.0,
+) -> list[int]:
+    """Indices of the true objects the tour passes: at least ``min_pixels`` visible in ``min_frames``
+    frames taken within ``max_distance_m`` of the object."""
+    counts: dict[int, int] = {}
+    for frame in tour.frames:
+        for v in frame.visible:
+            if v.pixels >= min_pixels and v.distance_m <= max_distance_m:
+                counts[v.instance_id - 1] = counts.get(v.instance_id - 1, 0) + 1
+    return sorted(i for i, n in counts.items() if n >= min_frames and i < len(truth_scene.objects))
+
+
+def _ground_iou(generated: Scene, truth: Scene, transform: np.ndarray, cell: float = 0.25) -> float:
+    gen_regions = [(_TYPE_OF.get(r.type, r.type), shapely.Polygon(r.polygon)) for r in generated.ground]
+    if not gen_regions:
+        return 0.0
+    moved = [
+        (t, shapely.affinity.affine_transform(p, [*transform[0, :2], *transform[1, :2], *transform[:2, 2]]))
+        for t, p in gen_regions
+    ]
+    covered = shapely.union_all([p for _, p in moved])
+    x0, y0, x1, y1 = covered.bounds
+    gx, gy = np.meshgrid(np.arange(x0, x1, cell) + cell / 2, np.arange(y0, y1, cell) + cell / 2)
+    gen_label = np.full(gx.shape, "", dtype=object)
+    for t, p in moved:
+        gen_label[shapely.contains_xy(p, gx, gy)] = t
+    true_label = np.full(gx.shape, "", dtype=object)
+    for r in truth.ground:
+        true_label[shapely.contains_xy(shapely.Polygon(r.polygon), gx, gy)] = _TYPE_OF.get(r.type, r.type)
+    inside = gen_label != ""
+    ious, weights = [], []
+    for t in sorted(set(true_label[inside]) - {""}):
+        a, b = (gen_label == t) & inside, (true_label == t) & inside
+        ious.append((a & b).sum() / max((a | b).sum(), 1))
+        weights.append(b.sum())
+    return float(np.average(ious, weights=weights)) if ious else 0.0
+
+
+def compare_scenes(
+    generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
+) -> dict[str, float]:
+    """The round-trip scores (see module docstring); ``aligned``: the generated scene is already in the
+    true frame (oracle poses)."""
+    transform = np.eye(3) if aligned else planar_alignment(generated, tour)
+    rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
+    gen = []
+    for o in generated.objects:
+        xy = transform[:2, :2] @ np.asarray(o.position[:2]) + transform[:2, 2]
+        gen.append(((xy[0], xy[1], o.position[2]), o.yaw + rot_yaw, o.size, o.category, o.confidence))
+    seen = set(seen_objects(truth, tour))
+    true = [(t.position, t.yaw, t.size, t.category) for t in truth.objects]
+    out = {"generated": float(len(gen)), "true_seen": float(len(seen))}
+    if gen and true:
+        dist = np.array([[math.dist(g[0][:2], t[0][:2]) for t in true] for g in gen])
+        rows, cols = scipy.optimize.linear_sum_assignment(np.where(dist < 2.0, dist, 1e6))
+        pairs = [(r, c) for r, c in zip(rows, cols, strict=True) if dist[r, c] < 2.0]
+    else:
+        dist, pairs = np.zeros((len(gen), len(true))), []
+    # Precision over everything generated (matching any true object); recall over the objects passed.
+    within = [(r, c) for r, c in pairs if dist[r, c] <= 1.0]
+    out["cat_acc"] = float(np.mean([gen[r][3] == true[c][3] for r, c in pairs])) if pairs else 0.0
+    out["precision_1m"] = len(within) / len(gen) if gen else 0.0
+    out["recall_1m"] = sum(c in seen for _, c in within) / len(seen) if seen else 0.0
+    out["pos_err_m"] = float(np.median([dist[r, c] for r, c in pairs])) if pairs else float("nan")
+    yaw_errors = [
+        abs(math.degrees(math.remainder(gen[r][1] - true[c][1], 2 * math.pi)))
+        for r, c in pairs
+        if _oriented(true[c][3])
+    ]
+    out["yaw_err_deg"] = float(np.median(yaw_errors)) if yaw_errors else float("nan")
+    out["volume_err"] = (
+        float(np.median([abs(np.prod(gen[r][2]) / np.prod(true[c][2]) - 1.0) for r, c in pairs]))
+        if pairs
+        else float("nan")
+    )
+    ious = np.array([[_iou3d(g, t) for t in true] for g in gen]) if gen and true else np.zeros((len(gen), 0))
+    # Greedy by confidence: a hit takes its best free true box; hits on objects the tour did not pass
+    # are neither true nor false positives (left out of the ranking).
+    hits, taken = [], set()
+    for r in np.argsort([-g[4] for g in gen], kind="stable"):
+        c = (
+            int(np.argmax(np.where([j in taken for j in range(len(true))], -1.0, ious[r])))
+            if len(true)
+            else -1
+        )
+        if c >= 0 and ious[r, c] >= 0.25:
+            taken.add(c)
+            if c not in seen:
+                continue
+        hits.append(float(c >= 0 and ious[r, c] >= 0.25))
+    out["map25"] = _average_precision(np.array(hits), len(seen))
+    out["ground_iou"] = _ground_iou(generated, truth, transform)
+    return out

@@ -1,0 +1,124 @@
+"""Ground-truth stand-ins for gen stages, from a rendered tour's ``<stem>_gt.json``.
+
+The round-trip benchmark runs ``gen`` once blind and once with some stages replaced by the truth
+(camera poses, 2D boxes), to show which stage the error comes from. Oracle poses are in the true
+scene's frame, so a scene generated from them needs no alignment to be compared.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urbanverse.perception.records import (
+    Detection,
+    FrameDetection,
+    FrameDetections,
+    Track,
+    TrackObservation,
+    Tracks,
+)
+from urbanverse.recon.geometry import pose_angles
+from urbanverse.recon.record import GroundPlaneFit, KeyframePose, Reconstruction
+from urbanverse.render.tour import TourGroundTruth
+from urbanverse.video.record import CameraIntrinsics, KeyframeSet
+
+
+def _scale(gt: TourGroundTruth, kfs: KeyframeSet) -> float:
+    return kfs.working_size[0] / gt.intrinsics.width
+
+
+def oracle_reconstruction(gt: TourGroundTruth, kfs: KeyframeSet) -> Reconstruction:
+    """True intrinsics (at the working size) and true camera poses for every keyframe, lowered so that
+    the pavement the camera walks on is z = 0, as the camera stage puts it."""
+    from urbanverse.render.walk import ground_height
+    from urbanverse.scene.record import load_scene
+
+    path = np.array([np.reshape(f.world_from_camera, (4, 4))[:2, 3] for f in gt.frames])
+    pavement = float(np.median(ground_height(load_scene(gt.scene_dir), path)))
+    s = _scale(gt, kfs)
+    k = gt.intrinsics
+    intrinsics = CameraIntrinsics(
+        width=kfs.working_size[0],
+        height=kfs.working_size[1],
+        fx=k.fx * s,
+        fy=k.fy * s,
+        cx=k.cx * s,
+        cy=k.cy * s,
+    )
+    poses = []
+    for kf in kfs.keyframes:
+        m = np.reshape(gt.frames[kf.frame].world_from_camera, (4, 4)).copy()
+        m[2, 3] -= pavement
+        yaw, pitch, roll = pose_angles(m)
+        poses.append(
+            KeyframePose(
+                index=kf.index, frame=kf.frame, time_s=kf.time_s, image=kf.image, registered=True,
+                world_from_camera=tuple(tuple(float(v) for v in row) for row in m),
+                position=tuple(float(v) for v in m[:3, 3]), yaw_rad=yaw, pitch_rad=pitch, roll_rad=roll,
+            )
+        )  # fmt: skip
+    heights = [p.position[2] for p in poses]
+    return Reconstruction(
+        mode="sfm",
+        intrinsics=intrinsics,
+        keyframes=tuple(poses),
+        ground=GroundPlaneFit(method="camera_prior", camera_height_m=float(np.mean(heights))),
+        scale_source="ground_plane",
+        metric_scale=1.0,
+        camera_height_prior_m=float(np.mean(heights)),
+        warnings=("oracle: true camera poses from the tour's ground truth",),
+    )
+
+
+def oracle_detections(gt: TourGroundTruth, kfs: KeyframeSet, min_pixels: int = 150) -> FrameDetections:
+    """True 2D boxes (visible pixels) of every object seen in each keyframe, score 1; the detection's
+    ``label`` is the true object id (so :func:`oracle_tracks` can follow identities)."""
+    from urbanverse.assets.taxonomy import get_class
+
+    s = _scale(gt, kfs)
+    frames, det_id = [], 0
+    for kf in kfs.keyframes:
+        dets = []
+        for v in gt.frames[kf.frame].visible:
+            if v.pixels < min_pixels:
+                continue
+            cls = get_class(v.category)
+            x1, y1, x2, y2 = (c * s for c in v.box_xyxy)
+            dets.append(
+                Detection(
+                    det_id=det_id, label=v.object_id, category=v.category,
+                    category_path=(cls.l1, cls.l2, cls.l3),
+                    score=1.0, box=(x1, y1, x2, y2), source="oracle",
+                )
+            )  # fmt: skip
+            det_id += 1
+        frames.append(
+            FrameDetection(
+                frame_index=kf.index,
+                width=kfs.working_size[0],
+                height=kfs.working_size[1],
+                detections=tuple(dets),
+            )
+        )
+    return FrameDetections(detectors=("oracle",), frames=tuple(frames))
+
+
+def oracle_tracks(detections: FrameDetections) -> Tracks:
+    """True identities: one track per object over the oracle detections (labels are object ids)."""
+    by_object: dict[str, list] = {}
+    for frame in detections.frames:
+        for d in frame.detections:
+            by_object.setdefault(d.label, []).append((frame.frame_index, d))
+    tracks = []
+    for k, (object_id, seen) in enumerate(sorted(by_object.items())):
+        d0 = seen[0][1]
+        tracks.append(
+            Track(
+                track_id=k, category=d0.category, category_path=d0.category_path, label=object_id, score=1.0,
+                dynamic=False, category_votes={d0.category: float(len(seen))},
+                observations=tuple(
+                    TrackObservation(frame_index=i, det_id=d.det_id, box=d.box, score=1.0) for i, d in seen
+                ),
+            )
+        )  # fmt: skip
+    return Tracks(tracks=tuple(tracks), num_frames=len(detections.frames))

@@ -1,0 +1,265 @@
+"""``urbanverse gen``: a city-walk video (or image) in, a physics-ready scene out.
+
+Stages, each cached in ``<out>/work/<nn>_<stage>/`` (see ``stages``): video keyframes ->
+detection -> tracking -> camera reconstruction -> ground layout -> lifting to 3D -> retrieval of
+cousins, materials and sky -> scene (scene.json, USD, physics check with fixes, previews,
+report.json). Bad input raises ``InputError``; the CLI then leaves only ``error.json`` in the output
+folder. Every final file is written atomically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from urbanverse.errors import InputError
+from urbanverse.gen.assemble import assemble_scene, curb_of
+from urbanverse.gen.finish import finish_scene
+from urbanverse.gen.stages import StageRunner, config_hash
+from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
+from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
+from urbanverse.perception.detect import DetectionCfg, run_detection
+from urbanverse.perception.records import (
+    DETECTIONS_FILE,
+    TRACKS_FILE,
+    FrameDetections,
+    Tracks,
+    load_detections,
+    save_detections,
+)
+from urbanverse.perception.track import TrackingCfg, run_tracking
+from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
+from urbanverse.recon.stage import ReconCfg, run_recon
+from urbanverse.records import load_record, record, save_json
+from urbanverse.retrieval.cousins import CousinCfg
+from urbanverse.retrieval.stage import Retrieval, run_retrieval
+from urbanverse.scene.record import SCENE_FILE, load_scene
+from urbanverse.video.record import KEYFRAMES_FILE, KeyframeSet, load_keyframes
+from urbanverse.video.stage import VideoCfg, run_video
+
+REPORT_FILE = "report.json"
+ERROR_FILE = "error.json"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GenCfg:
+    """Configuration of every stage (``--set stage.field=value`` on the command line)."""
+
+    video: VideoCfg = dataclasses.field(default_factory=VideoCfg)
+    detection: DetectionCfg = dataclasses.field(default_factory=DetectionCfg)
+    tracking: TrackingCfg = dataclasses.field(default_factory=TrackingCfg)
+    recon: ReconCfg = dataclasses.field(default_factory=ReconCfg)
+    ground: GroundCfg = dataclasses.field(default_factory=GroundCfg)
+    lift: LiftCfg = dataclasses.field(default_factory=LiftCfg)
+    cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
+    physics_fix: bool = True
+    """Run the physics check and move interpenetrating objects apart."""
+    compare_frames: int = 3
+    """Video frames shown beside a render of the generated scene from the same camera."""
+
+
+@record
+class GenReport:
+    """``report.json``: per-stage seconds, counts, warnings and what fell back."""
+
+    schema_version: int = 1
+    input: str
+    scene: str
+    seconds: dict[str, float]
+    cached_stages: tuple[str, ...]
+    counts: dict[str, int]
+    recon_mode: str
+    scale_source: str
+    warnings: tuple[str, ...]
+    video_seconds: float
+    seconds_per_video_minute: float
+
+
+def _frames(work: Path, kfs) -> list[tuple[int, Path]]:
+    return [(k.index, work / k.image) for k in kfs.keyframes]
+
+
+def _images(frames: list[tuple[int, Path]]) -> dict[int, np.ndarray]:
+    return {i: np.asarray(Image.open(p).convert("RGB")) for i, p in frames}
+
+
+@dataclasses.dataclass(frozen=True)
+class Oracles:
+    """Ground-truth replacements for stages (round-trip benchmark only): each maps the keyframes to
+    that stage's record (see ``urbanverse.gen.oracle``)."""
+
+    recon: Callable[[KeyframeSet], Reconstruction] | None = None
+    detections: Callable[[KeyframeSet], FrameDetections] | None = None
+    tracks: Callable[[FrameDetections], Tracks] | None = None
+
+
+def run_gen(
+    source: Path,
+    out_dir: Path,
+    cfg: GenCfg,
+    resume: bool = True,
+    progress: Callable[[str, str], None] | None = None,
+    oracles: Oracles | None = None,
+) -> GenReport:
+    """Run every stage on ``source`` into ``out_dir``; returns the report (also written to report.json)."""
+    oracles = oracles or Oracles()
+    source, out_dir = Path(source), Path(out_dir)
+    if not source.exists():
+        raise InputError(f"{source}: no such file")
+    start = time.perf_counter()
+    runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
+    video_key = config_hash(
+        str(source.resolve()), source.stat().st_size, source.stat().st_mtime_ns, cfg.video
+    )
+    kfs = runner.run(
+        "01_video", video_key, KEYFRAMES_FILE, lambda w: run_video(source, w, cfg.video), load_keyframes
+    )
+    video_work = out_dir / "work" / "01_video"
+    frames = _frames(video_work, kfs)
+    det_key = config_hash(video_key, cfg.detection, oracles.detections is not None)
+
+    def detect(w: Path) -> FrameDetections:
+        dets = oracles.detections(kfs) if oracles.detections else run_detection(frames, cfg.detection)
+        save_detections(dets, w)
+        return dets
+
+    dets: FrameDetections = runner.run(
+        "02_detect",
+        det_key,
+        DETECTIONS_FILE,
+        detect,
+        lambda w: load_detections(w / DETECTIONS_FILE),
+    )
+    track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
+
+    def track(w: Path) -> Tracks:
+        if oracles.tracks is not None:
+            return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
+        return _saved(run_tracking(frames, dets, cfg.tracking), lambda r: r.save(w)).tracks
+
+    tracks: Tracks = runner.run(
+        "03_track",
+        track_key,
+        TRACKS_FILE,
+        track,
+        lambda w: load_record(Tracks, w / TRACKS_FILE),
+    )
+    recon_key = config_hash(video_key, cfg.recon, oracles.recon is not None)
+
+    def reconstruct(w: Path) -> Reconstruction:
+        if oracles.recon is None:
+            return run_recon(kfs, w, cfg.recon, image_dir=video_work)
+        recon = oracles.recon(kfs)
+        save_reconstruction(recon, w)
+        return recon
+
+    recon = runner.run("04_recon", recon_key, RECON_FILE, reconstruct, load_reconstruction)
+    if not recon.registered:
+        raise InputError(f"{source}: no camera pose could be recovered (no usable frames)")
+    images = _images(frames)
+    ground_key = config_hash(recon_key, det_key, cfg.ground)
+    layout: GroundLayout = runner.run(
+        "05_ground",
+        ground_key,
+        "ground.json",
+        lambda w: _saved(
+            run_ground(list(images.items()), recon, dets, w, cfg.ground),
+            lambda g: save_json(g, w / "ground.json"),
+        ),
+        lambda w: load_record(GroundLayout, w / "ground.json"),
+    )
+    if not layout.regions:
+        raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
+    lift_cfg = cfg.lift if len(kfs.keyframes) > 1 else dataclasses.replace(cfg.lift, min_observations=1)
+    lift_key = config_hash(track_key, recon_key, lift_cfg)
+    lifted: LiftedObjects = runner.run(
+        "06_lift",
+        lift_key,
+        "objects.json",
+        lambda w: _saved(
+            run_lifting(
+                tracks, dets, recon, road_points(layout), lift_cfg, surface_height(layout, curb_of(layout))
+            ),
+            lambda o: save_json(o, w / "objects.json"),
+        ),
+        lambda w: load_record(LiftedObjects, w / "objects.json"),
+    )
+    retrieval_key = config_hash(lift_key, ground_key, cfg.cousins)
+
+    def retrieve(w: Path) -> Retrieval:
+        samples = dict(np.load(out_dir / "work" / "05_ground" / layout.pixels_file))
+        result = run_retrieval(lifted, tracks, dets, images, samples, cfg.cousins)
+        save_json(result, w / "retrieval.json")
+        return result
+
+    retrieval: Retrieval = runner.run(
+        "07_retrieve",
+        retrieval_key,
+        "retrieval.json",
+        retrieve,
+        lambda w: load_record(Retrieval, w / "retrieval.json"),
+    )
+    scene_key = config_hash(retrieval_key, cfg.physics_fix)
+    warnings = [*kfs.warnings, *recon.warnings]
+
+    def build(w: Path):
+        scene, notes = assemble_scene(
+            out_dir.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), layout, lifted,
+            retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, out_dir,
+        )  # fmt: skip
+        scene, fixes = finish_scene(scene, out_dir, recon, images, cfg)
+        save_json({"warnings": notes, "fixes": fixes}, w / "scene_notes.json")
+        return scene
+
+    runner.run("08_scene", scene_key, "scene_notes.json", build, lambda w: None)
+    notes = json.loads((out_dir / "work" / "08_scene" / "scene_notes.json").read_text())
+    warnings += notes.get("warnings", [])
+    total = time.perf_counter() - start
+    video_s = max(kfs.duration_s, 1e-9)
+    report = GenReport(
+        input=str(source),
+        scene=str(out_dir / SCENE_FILE),
+        seconds={**runner.seconds, "total": round(total, 3)},
+        cached_stages=tuple(runner.cached),
+        counts={
+            "keyframes": len(kfs.keyframes),
+            "registered": len(recon.registered),
+            "detections": sum(len(f.detections) for f in dets.frames),
+            "tracks": len(tracks.tracks),
+            "objects": len(load_scene(out_dir).objects),
+            "ground_regions": len(layout.regions),
+            "physics_fixes": len(notes.get("fixes", [])),
+        },
+        recon_mode=recon.mode,
+        scale_source=recon.scale_source,
+        warnings=tuple(warnings),
+        video_seconds=float(kfs.duration_s),
+        seconds_per_video_minute=round(total / video_s * 60.0, 2) if kfs.mode == "video" else 0.0,
+    )
+    save_json(report, out_dir / REPORT_FILE)
+    return report
+
+
+def _saved(value, save):
+    save(value)
+    return value
+
+
+def clear_for_error(out_dir: Path, message: str, stage: str | None = None) -> None:
+    """Leave only ``error.json`` in ``out_dir`` (bad input: nothing half-written remains)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        for child in out_dir.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_json({"error": message, "stage": stage}, out_dir / ERROR_FILE)

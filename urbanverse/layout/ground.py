@@ -1,0 +1,252 @@
+"""Ground regions from keyframes: a bird's-eye colour map on the ground plane, classified and vectorised.
+
+Pixels below the horizon (outside object boxes) are cast onto the ground plane ``z = 0`` of the
+metric reconstruction and averaged into a bird's-eye grid. Cells are classified with cues that need
+no trained model: vegetation by its excess-green index (terrain); the rest split into two colour
+clusters (k-means in Lab), the one under the walking camera being the sidewalk and the other the
+road; bright, low-saturation stripes inside the road are crosswalk. The class grid is cleaned with
+a majority filter and vectorised into polygons (OpenCV contours, simplified with shapely).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+import scipy.ndimage
+import shapely
+
+from urbanverse.perception.records import FrameDetections
+from urbanverse.recon.geometry import pixel_to_ground
+from urbanverse.recon.record import Reconstruction
+from urbanverse.records import Vec2, Vec3, record
+
+GROUND_TYPES = ("road", "sidewalk", "crosswalk", "terrain")
+_CLASS = {name: i + 1 for i, name in enumerate(GROUND_TYPES)}  # 0: unseen
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GroundCfg:
+    """Bird's-eye map parameters; lengths in metres."""
+
+    cell_m: float = 0.2
+    max_distance_m: float = 18.0
+    """Pixels whose ground point is farther from the camera are not used."""
+    pixel_stride: int = 3
+    """Sample every n-th pixel in each direction."""
+    max_keyframes: int = 24
+    min_region_m2: float = 1.0
+    simplify_m: float = 0.25
+    excess_green: float = 0.06
+    """(2G - R - B) / (R + G + B) above this is vegetation."""
+
+
+@record
+class GroundRegionEstimate:
+    """A classified ground polygon (m, world) with the mean sRGB colour of its cells."""
+
+    type: str
+    polygon: tuple[Vec2, ...]
+    area_m2: float
+    mean_rgb: Vec3
+
+
+@record
+class GroundLayout:
+    """Output of the ground stage. ``pixels_file``: npz, a colour sample per ground type (uint8 (N, 3))."""
+
+    schema_version: int = 1
+    regions: tuple[GroundRegionEstimate, ...]
+    cell_m: float
+    origin: Vec2
+    shape: tuple[int, int]
+    grid_file: str
+    pixels_file: str
+    coverage_m2: float
+
+
+def _splat(frames: Sequence[tuple[int, np.ndarray]], recon: Reconstruction, boxes: dict, cfg: GroundCfg):
+    """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over the keyframes."""
+    xy, rgb = [], []
+    for index, image in frames:
+        h, w = image.shape[:2]
+        vs, us = np.mgrid[0 : h : cfg.pixel_stride, 0 : w : cfg.pixel_stride]
+        keep = np.ones(us.shape, bool)
+        for x1, y1, x2, y2 in boxes.get(index, ()):
+            keep &= ~((us >= x1) & (us <= x2) & (vs >= y1) & (vs <= y2))
+        uv = np.stack([us[keep], vs[keep]], axis=1).astype(float) + 0.5
+        ground = pixel_to_ground(recon, index, uv, cfg.max_distance_m)
+        ok = np.isfinite(ground[:, 0])
+        xy.append(ground[ok, :2])
+        rgb.append(image[vs[keep][ok], us[keep][ok]])
+    if not xy:
+        return np.zeros((0, 2)), np.zeros((0, 3), np.uint8)
+    return np.concatenate(xy), np.concatenate(rgb)
+
+
+def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    """Class per cell (0 unseen, else ``_CLASS``) from mean colours ``(H, W, 3)`` in [0, 1]."""
+    r, g, b = mean[..., 0], mean[..., 1], mean[..., 2]
+    exg = (2 * g - r - b) / np.maximum(r + g + b, 1e-6)
+    classes = np.zeros(seen.shape, np.int32)
+    green = seen & (exg > cfg.excess_green)
+    classes[green] = _CLASS["terrain"]
+    rest = seen & ~green
+    if rest.sum() < 10:
+        classes[rest] = _CLASS["sidewalk"]
+        return classes
+    lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)[rest]
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
+    _, labels, centres = cv2.kmeans(lab.astype(np.float32), 2, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+    cluster = np.full(seen.shape, -1)
+    cluster[rest] = labels.ravel()
+    under = cluster[path_cells[:, 0], path_cells[:, 1]]
+    under = under[under >= 0]
+    walk = int(np.bincount(under, minlength=2).argmax()) if len(under) else int(np.argmax(centres[:, 0]))
+    classes[rest & (cluster == walk)] = _CLASS["sidewalk"]
+    road = rest & (cluster != walk)
+    classes[road] = _CLASS["road"]
+    # Crosswalk stripes: bright and grey, much lighter than the road around them.
+    lightness = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)[..., 0]
+    saturation = mean.max(axis=-1) - mean.min(axis=-1)
+    road_l = np.median(lightness[road]) if road.any() else 0.0
+    stripes = road & (lightness > road_l + 30) & (saturation < 0.12)
+    near_road = scipy.ndimage.binary_closing(stripes, iterations=3) & (road | stripes)
+    classes[near_road] = _CLASS["crosswalk"]
+    return classes
+
+
+def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:
+    """Mode filter over a ``size`` window; unseen cells stay unseen."""
+    votes = np.stack(
+        [scipy.ndimage.uniform_filter((classes == c).astype(np.float32), size) for c in range(1, 5)]
+    )
+    out = votes.argmax(axis=0).astype(np.int32) + 1
+    out[classes == 0] = 0
+    return out
+
+
+def _polygons(mask: np.ndarray, origin: np.ndarray, cfg: GroundCfg) -> list[shapely.Polygon]:
+    contours, hierarchy = cv2.findContours(mask.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    out = []
+    for k, contour in enumerate(contours):
+        if hierarchy[0][k][3] >= 0 or len(contour) < 3:
+            continue  # holes are subtracted by their parent's polygon below
+        shell = origin + (contour[:, 0, :] + 0.5) * cfg.cell_m
+        holes = [
+            origin + (contours[j][:, 0, :] + 0.5) * cfg.cell_m
+            for j in range(len(contours))
+            if hierarchy[0][j][3] == k and len(contours[j]) >= 3
+        ]
+        poly = shapely.Polygon(shell, holes).buffer(0).simplify(cfg.simplify_m)
+        for part in getattr(poly, "geoms", [poly]):
+            if part.area >= cfg.min_region_m2 and isinstance(part, shapely.Polygon):
+                out.append(shapely.Polygon(part.exterior))  # scene regions have no holes
+    return out
+
+
+def run_ground(
+    frames: Sequence[tuple[int, np.ndarray]],
+    recon: Reconstruction,
+    detections: FrameDetections,
+    work_dir: Path,
+    cfg: GroundCfg | None = None,
+) -> GroundLayout:
+    """Classify and vectorise the ground seen in ``frames`` ((keyframe index, RGB uint8 image) pairs)."""
+    cfg = cfg or GroundCfg()
+    registered = [(i, im) for i, im in frames if recon.keyframes[i].registered]
+    step = max(1, len(registered) // cfg.max_keyframes)
+    boxes = {f.frame_index: [d.box for d in f.detections] for f in detections.frames}
+    xy, rgb = _splat(registered[::step], recon, boxes, cfg)
+    path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
+    lo = np.minimum(xy.min(axis=0) if len(xy) else path.min(axis=0), path.min(axis=0)) - 1.0
+    hi = np.maximum(xy.max(axis=0) if len(xy) else path.max(axis=0), path.max(axis=0)) + 1.0
+    shape = tuple(np.ceil((hi - lo) / cfg.cell_m).astype(int)[::-1])  # rows: y, cols: x
+    cells = np.floor((xy - lo) / cfg.cell_m).astype(int)
+    flat = cells[:, 1] * shape[1] + cells[:, 0]
+    count = np.bincount(flat, minlength=shape[0] * shape[1]).reshape(shape)
+    mean = (
+        np.stack(
+            [np.bincount(flat, rgb[:, c] / 255.0, shape[0] * shape[1]).reshape(shape) for c in range(3)],
+            axis=-1,
+        )
+        / np.maximum(count, 1)[..., None]
+    )
+    seen = count >= 2
+    path_cells = np.clip(np.floor((path - lo) / cfg.cell_m).astype(int)[:, ::-1], 0, np.array(shape) - 1)
+    classes = _majority(_classify(mean, seen, path_cells, cfg))
+    regions, samples = [], {}
+    for name, c in _CLASS.items():
+        mask = classes == c
+        if not mask.any():
+            continue
+        colour = mean[mask].mean(axis=0)
+        samples[name] = np.clip(mean[mask] * 255, 0, 255).astype(np.uint8)
+        for poly in _polygons(mask, lo, cfg):
+            regions.append(
+                GroundRegionEstimate(
+                    type=name,
+                    polygon=tuple((float(x), float(y)) for x, y in poly.exterior.coords[:-1]),
+                    area_m2=float(poly.area),
+                    mean_rgb=tuple(float(v) for v in colour),
+                )
+            )
+    work_dir.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(work_dir / "ground_grid.npz", classes=classes.astype(np.uint8), count=count)
+    np.savez_compressed(work_dir / "ground_pixels.npz", **samples)
+    return GroundLayout(
+        regions=tuple(regions),
+        cell_m=cfg.cell_m,
+        origin=(float(lo[0]), float(lo[1])),
+        shape=(int(shape[0]), int(shape[1])),
+        grid_file="ground_grid.npz",
+        pixels_file="ground_pixels.npz",
+        coverage_m2=float(seen.sum() * cfg.cell_m**2),
+    )
+
+
+def road_points(layout: GroundLayout, spacing_m: float = 0.5) -> np.ndarray:
+    """Points ``(R, 2)`` (m) on a ``spacing_m`` grid inside the layout's road regions."""
+    roads = [shapely.Polygon(r.polygon) for r in layout.regions if r.type in ("road", "crosswalk")]
+    if not roads:
+        return np.zeros((0, 2))
+    area = shapely.union_all(roads)
+    x0, y0, x1, y1 = area.bounds
+    gx, gy = np.meshgrid(np.arange(x0, x1, spacing_m), np.arange(y0, y1, spacing_m))
+    inside = shapely.contains_xy(area, gx, gy)
+    return np.column_stack([gx[inside], gy[inside]])
+
+
+def surface_height(layout: GroundLayout, curb_m: float):
+    """``f(xy (N, 2)) -> z (N,)``: ``-curb_m`` on road and crosswalk cells of the layout, else 0 (the
+    pavement the camera walks on is the reconstruction's plane z = 0)."""
+    grid = None
+
+    def height(xy: np.ndarray) -> np.ndarray:
+        nonlocal grid
+        if grid is None:
+            grid = _region_grid(layout)
+        cells = np.floor((np.asarray(xy) - layout.origin) / layout.cell_m).astype(int)
+        rows, cols = cells[:, 1], cells[:, 0]
+        ok = (rows >= 0) & (rows < grid.shape[0]) & (cols >= 0) & (cols < grid.shape[1])
+        z = np.zeros(len(cells))
+        z[ok] = np.where(grid[rows[ok], cols[ok]], -curb_m, 0.0)
+        return z
+
+    return height
+
+
+def _region_grid(layout: GroundLayout) -> np.ndarray:
+    """Boolean grid (layout cells) of road and crosswalk regions."""
+    h, w = layout.shape
+    gx, gy = np.meshgrid(
+        layout.origin[0] + (np.arange(w) + 0.5) * layout.cell_m,
+        layout.origin[1] + (np.arange(h) + 0.5) * layout.cell_m,
+    )
+    roads = [shapely.Polygon(r.polygon) for r in layout.regions if r.type in ("road", "crosswalk")]
+    if not roads:
+        return np.zeros((h, w), bool)
+    return shapely.contains_xy(shapely.union_all(roads), gx, gy)

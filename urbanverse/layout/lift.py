@@ -1,0 +1,306 @@
+"""Lift 2D object tracks to 3D objects on the ground: position, size and yaw.
+
+Per observation, the bottom centre of the box is the object's ground contact: its camera ray meets
+the ground plane ``z = 0`` of the reconstruction (metric, ground-aligned: the pavement the camera
+walks on), or the road a curb lower where the ground stage saw road. Positions are fused by the
+median over observations; height comes from the box's vertical extent at that distance, bounded by
+the taxonomy's size range for the class, and the footprint follows the class's proportions.
+
+The street runs along the camera path (people film walking along it) and the road lies on the side
+of the path where the ground stage saw road. Vehicles lie along the street; street furniture and
+buildings face the road. Solid objects touch the ground with the face nearest the camera, so their
+centre lies half a footprint farther from the camera across the street; slender ones (trees,
+poles, signs, bollards) stand on their centre. Non-oriented classes keep yaw 0. Same-class objects
+closer than the merge radius are merged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Literal
+
+import numpy as np
+import scipy.optimize
+
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.recon.geometry import pixel_rays, pixel_to_ground, project, world_from_camera
+from urbanverse.recon.record import Reconstruction
+from urbanverse.records import Vec3, record
+
+#: L2 classes whose objects stand on a trunk, post or pole: the box bottom is their centre.
+SLENDER_L2 = frozenset(
+    {
+        "broadleaf_trees", "conifers", "palms", "street_lights", "pedestrian_lights", "area_lights",
+        "traffic_signals", "regulatory_signs", "warning_signs", "guide_signs", "bollards", "bicycles",
+        "scooters", "people",
+    }
+)  # fmt: skip
+#: L1 classes lying along the street (front along the driving direction).
+ALONG_STREET_L1 = frozenset({"vehicles"})
+#: L2 classes that face the street (front, +X of the asset, towards the road).
+FACING_L2 = frozenset(
+    {
+        "seating", "waste_containers", "shelters", "kiosks_and_stalls", "advertising", "public_information",
+        "postal",
+        "buildings", "facades", "small_buildings", "bicycle_parking",
+    }
+)  # fmt: skip
+YawSource = Literal["street_axis", "faces_street", "none"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LiftCfg:
+    """Lifting parameters; lengths in metres, pixels at the keyframes' working size."""
+
+    max_distance_m: float = 35.0
+    """Ground contacts farther than this from the camera are not used (too coarse)."""
+    edge_margin_px: float = 2.0
+    """A box within this of the bottom (top) image edge has no ground contact (no top)."""
+    min_observations: int = 2
+    """Tracks seen in fewer usable keyframes are dropped (1 for single images)."""
+    merge_radius_m: float = 1.2
+    """Objects of one L2 class closer than this are one object."""
+    max_fit_shift_m: float = 0.75
+    """The box fit may move an object this far from its ground-contact estimate, no farther."""
+    height_bounds: tuple[float, float] = (0.75, 1.35)
+    """Measured height may scale the class's mean size by this range only."""
+
+
+@record
+class LiftedObject:
+    """One 3D object. ``position``: base centre (m, world; z = 0 on the ground plane); ``size``:
+    (length, width, height) m in the asset frame (front +X); ``yaw`` rad about +Z."""
+
+    track_id: int
+    category: str
+    label: str
+    score: float
+    position: Vec3
+    yaw: float
+    yaw_source: YawSource
+    size: Vec3
+    observations: int
+    spread_m: float
+
+
+@record
+class LiftedObjects:
+    """Output of the lifting stage; ``dropped``: reason -> count of tracks not lifted."""
+
+    schema_version: int = 1
+    objects: tuple[LiftedObject, ...]
+    dropped: dict[str, int]
+
+
+def _mean_size(category: str) -> np.ndarray:
+    cls = get_class(category)
+    return (np.asarray(cls.size_min) + np.asarray(cls.size_max)) / 2
+
+
+@dataclasses.dataclass(frozen=True)
+class StreetFrame:
+    """The camera path ``(P, 2)`` and the road's cells ``(R, 2)`` (m): local street axis and road side."""
+
+    path: np.ndarray
+    road: np.ndarray
+
+    def axis_and_road_side(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Unit street direction at ``xy`` and the unit normal pointing from ``xy`` across to the road."""
+        k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
+        lo, hi = max(0, k - 3), min(len(self.path) - 1, k + 3)
+        axis = self.path[hi] - self.path[lo] if hi > lo else np.array([1.0, 0.0])
+        axis = axis / max(np.linalg.norm(axis), 1e-9)
+        normal = np.array([-axis[1], axis[0]])
+        if len(self.road):
+            near = self.road[np.argsort(np.linalg.norm(self.road - xy, axis=1))[:50]].mean(axis=0)
+            side = np.sign((near - xy) @ normal) or 1.0
+        else:  # no road seen: the road is beyond the camera path, seen from the object
+            side = np.sign((self.path[k] - xy) @ normal) or 1.0
+        return axis, side * normal
+
+
+def _orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float, YawSource]:
+    cls = get_class(category)
+    if cls.l1 in ALONG_STREET_L1:
+        # Right-hand traffic: a vehicle drives with the road's centre on its left.
+        direction = axis if np.cross(axis, -to_road) < 0 else -axis
+        return math.atan2(direction[1], direction[0]), "street_axis"
+    if cls.l2 in FACING_L2:
+        return math.atan2(to_road[1], to_road[0]), "faces_street"
+    return 0.0, "none"
+
+
+def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_distance_m: float) -> np.ndarray:
+    """Where the ray through pixel ``uv`` meets the ground surface: first the plane z = 0, then the plane
+    at ``surface(xy)`` there (the road lies a curb below the pavement the camera walks on)."""
+    ground = pixel_to_ground(recon, index, uv[None], max_distance_m)[0]
+    if surface is None or not np.isfinite(ground).all():
+        return ground
+    z = float(surface(ground[None, :2])[0])
+    if z == 0.0:
+        return ground
+    origin, direction = pixel_rays(recon, index, uv[None])
+    s = (z - origin[2]) / direction[0, 2] if direction[0, 2] < -1e-9 else -1.0
+    return origin + s * direction[0] if 0 < s <= max_distance_m else np.full(3, np.nan)
+
+
+def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
+    """Per usable observation: ground contact (3,), camera centre (3,), metric height or NaN."""
+    kf = recon.intrinsics
+    out = []
+    for obs in track.observations:
+        pose = recon.keyframes[obs.frame_index]
+        if not pose.registered:
+            continue
+        x1, y1, x2, y2 = obs.box
+        if y2 >= height - cfg.edge_margin_px:
+            continue
+        ground = _contact(recon, obs.frame_index, np.array([(x1 + x2) / 2, y2]), surface, cfg.max_distance_m)
+        if not np.isfinite(ground).all():
+            continue
+        wfc = world_from_camera(recon, obs.frame_index)
+        depth = float((ground - wfc[:3, 3]) @ wfc[:3, 2])  # z-depth of the contact point
+        tall = (y2 - y1) * depth / kf.fy if y1 > cfg.edge_margin_px else math.nan
+        out.append((ground, wfc[:3, 3], tall))
+    return out
+
+
+def run_lifting(
+    tracks: Tracks,
+    detections: FrameDetections,
+    recon: Reconstruction,
+    road_xy: np.ndarray | None = None,
+    cfg: LiftCfg | None = None,
+    surface: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> LiftedObjects:
+    """Lift every static track to a 3D object (see module docstring). ``road_xy``: points ``(R, 2)`` on
+    the road seen by the ground stage (m), or None; ``surface(xy (N, 2)) -> z (N,)``: height of the
+    ground surface relative to the plane z = 0 the camera walks on (m), or None for flat ground."""
+    cfg = cfg or LiftCfg()
+    width, height = recon.intrinsics.width, recon.intrinsics.height
+    path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
+    street = StreetFrame(
+        path if len(path) else np.zeros((1, 2)), np.zeros((0, 2)) if road_xy is None else road_xy
+    )
+    dropped: dict[str, int] = {}
+    lifted: list[LiftedObject] = []
+    for track in tracks.tracks:
+        if track.dynamic:
+            dropped["dynamic"] = dropped.get("dynamic", 0) + 1
+            continue
+        obs = _observation_points(track, recon, width, height, cfg, surface)
+        if len(obs) < cfg.min_observations:
+            dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
+            continue
+        size = _mean_size(track.category)
+        heights = np.array([t for _, _, t in obs if np.isfinite(t)])
+        if len(heights):
+            size = size * float(np.clip(np.median(heights) / size[2], *cfg.height_bounds))
+        contact = np.median([g[:2] for g, _, _ in obs], axis=0)
+        axis, to_road = street.axis_and_road_side(contact)
+        yaw, source = _orient(track.category, axis, to_road)
+        slender = get_class(track.category).l2 in SLENDER_L2
+        depth = 0.0 if slender else _depth_across(size, yaw, to_road)
+        centres = []
+        for ground, eye, _ in obs:
+            away = np.sign((ground[:2] - eye[:2]) @ to_road) or 1.0  # the far side, seen from the camera
+            centres.append(ground[:2] + away * 0.5 * depth * to_road)
+        centres = np.asarray(centres)
+        xy, scale = np.median(centres, axis=0), 1.0
+        if not slender:  # a post's base is its centre; boxes of crowns and lamp arms mislead a fit
+            xy, scale = _fit_box(track, recon, xy, yaw, size, cfg)
+        size = size * scale
+        lifted.append(
+            LiftedObject(
+                track_id=track.track_id,
+                category=track.category,
+                label=track.label,
+                score=float(track.score),
+                position=(float(xy[0]), float(xy[1]), 0.0),
+                yaw=float(yaw),
+                yaw_source=source,
+                size=tuple(float(s) for s in size),
+                observations=len(obs),
+                spread_m=float(np.median(np.linalg.norm(centres - xy, axis=1))),
+            )
+        )
+    merged = _merge(lifted, cfg.merge_radius_m)
+    if len(merged) < len(lifted):
+        dropped["merged_duplicates"] = len(lifted) - len(merged)
+    return LiftedObjects(objects=tuple(merged), dropped=dropped)
+
+
+def _box_corners(xy: np.ndarray, yaw: float, size: np.ndarray) -> np.ndarray:
+    """The 8 corners ``(8, 3)`` of a box standing on z = 0 at ``xy`` (m) with ``yaw`` and ``size``."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    dx, dy, dz = np.meshgrid([-0.5, 0.5], [-0.5, 0.5], [0.0, 1.0], indexing="ij")
+    local = np.stack([dx.ravel() * size[0], dy.ravel() * size[1], dz.ravel() * size[2]], axis=1)
+    return local @ np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]) + [xy[0], xy[1], 0.0]
+
+
+def _fit_box(track, recon: Reconstruction, xy0: np.ndarray, yaw: float, size: np.ndarray, cfg: LiftCfg):
+    """Refine position ``xy`` (m) and a size scale so the box's projections match the detected boxes.
+
+    Least squares over every registered observation; an edge within ``edge_margin_px`` of the image
+    border is cut by the frame: such observations are left out. Residuals are in units of the detected
+    box's height.
+    Returns ``(xy, scale)``; the start values when nothing constrains the fit.
+    """
+    w, h, m = recon.intrinsics.width, recon.intrinsics.height, cfg.edge_margin_px
+    views = []
+    for obs in track.observations:
+        if not recon.keyframes[obs.frame_index].registered:
+            continue
+        x1, y1, x2, y2 = obs.box
+        keep = np.array([x1 > m, y1 > m, x2 < w - m, y2 < h - m])
+        if keep.all():  # boxes cut by the frame edge are partial views: left out
+            views.append((obs.frame_index, np.array([x1, y1, x2, y2]), keep, max(y2 - y1, 4.0)))
+    if len(views) < 2:
+        return xy0, 1.0
+    lo, hi = np.log(cfg.height_bounds[0]), np.log(cfg.height_bounds[1])
+
+    def residuals(p: np.ndarray) -> np.ndarray:
+        corners = _box_corners(p[:2], yaw, size * np.exp(p[2]))
+        out = []
+        for index, box, keep, scale in views:
+            uv, depth = project(recon, index, corners)
+            if (depth <= 0.1).any():
+                out.append(np.full(keep.sum(), 3.0))
+                continue
+            proj = np.array([uv[:, 0].min(), uv[:, 1].min(), uv[:, 0].max(), uv[:, 1].max()])
+            out.append(((proj - box) / scale)[keep])
+        return np.concatenate(out)
+
+    start = np.array([xy0[0], xy0[1], 0.0])
+    fit = scipy.optimize.least_squares(
+        residuals, start, bounds=([-np.inf, -np.inf, lo], [np.inf, np.inf, hi]), loss="soft_l1", f_scale=0.1
+    )
+    if not fit.success or np.linalg.norm(fit.x[:2] - xy0) > cfg.max_fit_shift_m:
+        return xy0, 1.0  # a fit that wanders off is explaining occlusion, not position
+    return fit.x[:2], float(np.exp(fit.x[2]))
+
+
+def _depth_across(size: np.ndarray, yaw: float, to_road: np.ndarray) -> float:
+    """Extent (m) of a ``size`` footprint at ``yaw`` measured across the street (along ``to_road``)."""
+    c, s = math.cos(yaw), math.sin(yaw)
+    return abs(size[0] * (c * to_road[0] + s * to_road[1])) + abs(
+        size[1] * (-s * to_road[0] + c * to_road[1])
+    )
+
+
+def _merge(objects: list[LiftedObject], radius: float) -> list[LiftedObject]:
+    """Greedy merge, strongest first: an object within ``radius`` of a kept one of the same L2 is absorbed."""
+    kept: list[LiftedObject] = []
+    for obj in sorted(objects, key=lambda o: (-o.observations * o.score, o.track_id)):
+        l2 = get_class(obj.category).l2
+        near = [
+            k
+            for k in kept
+            if get_class(k.category).l2 == l2 and math.dist(k.position[:2], obj.position[:2]) < radius
+        ]
+        if not near:
+            kept.append(obj)
+    return sorted(kept, key=lambda o: o.track_id)

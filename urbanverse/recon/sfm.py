@@ -1,0 +1,361 @@
+"""Structure from motion with pycolmap (COLMAP 3.x/4.x bindings, CPU).
+
+SIFT on keyframes downscaled to ``max_image_size``, sequential matching (each keyframe against the next
+``overlap`` plus quadratic strides), incremental mapping with one shared SIMPLE_PINHOLE camera whose
+focal length starts at the field-of-view prior and is refined by bundle adjustment (principal point
+fixed at the image centre). Poses come out in COLMAP's arbitrary similarity frame; :mod:`align` makes
+them metric and ground-aligned.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from urbanverse.recon.geometry import SparsePoints
+from urbanverse.video.record import CameraIntrinsics
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SfmParams:
+    """pycolmap settings (a view of ``ReconCfg``)."""
+
+    max_image_size: int = 640
+    max_features: int = 2048
+    overlap: int = 6
+    init_min_tri_angle_deg: float = 4.0
+    num_threads: int = 2
+    deterministic: bool = True
+    """Run COLMAP single-threaded: with threads, image ids (extraction), RANSAC streams (matching) and
+    bundle adjustment depend on scheduling, and a rerun can give a different model."""
+    max_seconds: float = 60.0
+    refine_focal: bool = True
+    features: str = "auto"
+    contrast_threshold: float = 0.015
+    upsample_below_px: int = 400
+    upsample_max_images: int = 12
+    peak_threshold: float = 0.0067
+    max_models: int = 3
+    attempts: int = 3
+    accept_score: float = 0.5
+    abs_pose_min_inliers: int = 30
+    ba_max_iterations: int = 30
+    ba_global_ratio: float = 1.3
+    min_images_focal: int = 8
+    max_focal_change: float = 0.3
+    seed: int = 0
+
+
+@dataclass
+class RawReconstruction:
+    """An up-to-similarity reconstruction: camera-to-frame poses per keyframe index, points, focal."""
+
+    wfc: dict[int, np.ndarray]
+    points: SparsePoints
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    mean_reprojection_error_px: float
+    num_observations: dict[int, int]
+    notes: list[str] = field(default_factory=list)
+    timings_s: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    """The caller's plausibility score of the kept model (see ``run_sfm``); registered count without one."""
+
+
+def _quiet(pycolmap) -> None:
+    try:
+        pycolmap.logging.minloglevel = pycolmap.logging.ERROR
+        pycolmap.logging.stderrthreshold = pycolmap.logging.ERROR
+    except Exception:  # pragma: no cover - logging knobs differ across versions
+        pass
+
+
+def run_sfm(
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    work: Path,
+    p: SfmParams,
+    score: Callable[[RawReconstruction], float] | None = None,
+) -> RawReconstruction | None:
+    """Reconstruct the images ``names`` (in ``image_dir``, keyframe index = position in ``names``).
+
+    ``score`` rates a candidate (e.g. how many keyframes have plausible poses); below
+    ``accept_score x len(names)`` another mapping attempt runs (up to ``attempts``) and the best is
+    kept. Scratch files (database, models) go to ``work``. Returns None when COLMAP builds no model.
+    """
+    import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
+
+    _quiet(pycolmap)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    db = work / "database.db"
+
+    reader = pycolmap.ImageReaderOptions()
+    reader.camera_model = "SIMPLE_PINHOLE"
+    reader.camera_params = f"{intr.fx},{intr.cx},{intr.cy}"
+    t0 = time.perf_counter()
+    longest = min(max(intr.width, intr.height), p.max_image_size)
+    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
+    features = ("colmap" if small else "opencv") if p.features == "auto" else p.features
+    if features == "opencv":
+        pycolmap.Database.open(db).close()  # create the empty database
+        pycolmap.import_images(db, image_dir, pycolmap.CameraMode.SINGLE, names, reader)
+        _write_opencv_sift(pycolmap, db, image_dir, p)
+    else:
+        _extract_colmap_sift(pycolmap, db, image_dir, names, intr, reader, p)
+    timings = {"sfm_extract": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    match = pycolmap.FeatureMatchingOptions()
+    # Matching threads also run the RANSAC verification, whose random streams then depend on scheduling.
+    match.num_threads = 1 if p.deterministic else p.num_threads
+    match.use_gpu = False
+    pairing = pycolmap.SequentialPairingOptions()
+    pairing.overlap = p.overlap
+    pairing.quadratic_overlap = True
+    pairing.num_threads = 1 if p.deterministic else p.num_threads
+    verify = pycolmap.TwoViewGeometryOptions()
+    verify.ransac.random_seed = p.seed
+    pycolmap.match_sequential(
+        db,
+        matching_options=match,
+        pairing_options=pairing,
+        verification_options=verify,
+        device=pycolmap.Device.cpu,
+    )
+
+    timings["sfm_match"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    # Hypothesise and verify: a mapping attempt that starts from a bad initial pair (a turn on the spot,
+    # a repetitive facade) yields poses a walking camera cannot have; ``score`` (the caller's check)
+    # counts the plausible ones, and a poor score triggers another attempt with a stricter
+    # initialisation and another seed. Features and matches are reused.
+    variants = [(p.init_min_tri_angle_deg, p.seed), (2.0 * p.init_min_tri_angle_deg, p.seed + 1)]
+    variants += [(1.5 * p.init_min_tri_angle_deg, p.seed + 2)]
+    best: tuple[float, object] | None = None
+    notes: list[str] = []
+    for attempt, (angle, seed) in enumerate(variants[: max(1, p.attempts)]):
+        rec = _map(pycolmap, db, image_dir, work / f"models{attempt}", names, p, angle, seed)
+        if rec is None:
+            continue
+        value = float(rec.num_reg_images()) if score is None else score(_extract(rec, names))
+        log.info(
+            "sfm attempt %d (init angle %.1f deg): %d registered, score %.1f",
+            attempt,
+            angle,
+            rec.num_reg_images(),
+            value,
+        )
+        if best is None or value > best[0]:
+            best = (value, rec)
+        if score is None or value >= p.accept_score * len(names):
+            break
+        notes.append(f"SfM attempt {attempt + 1}: only {value:.0f} of {len(names)} keyframes plausible")
+    timings["sfm_map"] = time.perf_counter() - t0
+    log.info("sfm: " + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
+    if best is None:
+        return None
+    rec = best[1]
+    if p.refine_focal:
+        t0 = time.perf_counter()
+        rec = _refine_focal(pycolmap, rec, p, notes)
+        timings["sfm_refine_focal"] = time.perf_counter() - t0
+    raw = _extract(rec, names)
+    raw.notes = notes
+    raw.score = best[0]
+    raw.timings_s = {k: round(v, 4) for k, v in timings.items()}
+    return raw
+
+
+def _map(
+    pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmParams, angle: float, seed: int
+):
+    """One incremental-mapping run; the model with the most registered images (None if < 2)."""
+    opts = pycolmap.IncrementalPipelineOptions()
+    # Several models: when the first initial pair sits in a hard stretch (a fast turn), later pairs
+    # still build a model; the one with the most registered keyframes is kept.
+    opts.multiple_models = p.max_models > 1
+    opts.max_num_models = p.max_models
+    opts.min_model_size = 2 if len(names) < 6 else 3
+    # One thread: multi-threaded bundle adjustment and registration are not reproducible run to run.
+    opts.num_threads = 1 if p.deterministic else p.num_threads
+    opts.random_seed = seed
+    opts.extract_colors = True
+    # Mapping keeps the focal prior fixed: with few keyframes and forward motion, refining it while the
+    # model grows can collapse into a wrong focal; a final global BA refines it (see _refine_focal).
+    opts.ba_refine_focal_length = False
+    opts.ba_refine_principal_point = False
+    opts.ba_refine_extra_params = False
+    opts.max_runtime_seconds = int(p.max_seconds)
+    # Fewer, shorter bundle adjustments than COLMAP's offline defaults (global BA after every 10 %
+    # growth, 5 refinement rounds): a minute of walking video must map in seconds on two cores.
+    opts.ba_global_max_num_iterations = p.ba_max_iterations
+    opts.ba_local_max_num_iterations = max(10, p.ba_max_iterations // 2)
+    opts.ba_global_frames_ratio = p.ba_global_ratio
+    opts.ba_global_points_ratio = p.ba_global_ratio
+    opts.ba_global_max_refinements = 2
+    opts.ba_local_max_refinements = 1
+    opts.mapper.init_min_tri_angle = angle
+    opts.mapper.init_max_forward_motion = 0.995
+    opts.mapper.init_min_num_inliers = 50
+    opts.mapper.abs_pose_refine_extra_params = False
+    opts.mapper.abs_pose_min_num_inliers = p.abs_pose_min_inliers
+    opts.mapper.abs_pose_refine_focal_length = False
+    opts.mapper.random_seed = seed
+    opts.triangulation.random_seed = seed
+    opts.triangulation.ignore_two_view_tracks = len(names) > 2
+    models = pycolmap.incremental_mapping(db, image_dir, out, opts)
+    if not models:
+        return None
+    rec = max(models.values(), key=lambda r: r.num_reg_images())
+    return rec if rec.num_reg_images() >= 2 else None
+
+
+def _extract_colmap_sift(
+    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmParams
+) -> None:
+    ext = pycolmap.FeatureExtractionOptions()
+    ext.max_image_size = p.max_image_size
+    ext.num_threads = 1 if p.deterministic else p.num_threads  # image ids follow completion order
+    ext.use_gpu = False
+    ext.sift.max_num_features = p.max_features
+    # Octave -1 (COLMAP's default) doubles the image first: 4x the cost, spent only on small images or
+    # short sequences (a still pair), where features are scarce and the time does not matter.
+    longest = min(max(intr.width, intr.height), p.max_image_size)
+    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
+    ext.sift.first_octave = -1 if small else 0
+    ext.sift.peak_threshold = p.peak_threshold
+    pycolmap.extract_features(
+        db,
+        image_dir,
+        image_names=names,
+        camera_mode=pycolmap.CameraMode.SINGLE,
+        reader_options=reader,
+        extraction_options=ext,
+        device=pycolmap.Device.cpu,
+    )
+
+
+def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+    """SIFT keypoints ``(N, 4)`` (x, y, scale, orientation in COLMAP's pixel convention, at the input
+    resolution) and RootSIFT descriptors ``(N, 128)`` uint8 as COLMAP stores them.
+
+    The image is downscaled to ``max_image_size`` for detection (small images, up to ``upsample_below_px``,
+    are doubled instead, like COLMAP's first octave -1). A low contrast threshold keeps enough
+    features on weakly textured streets (renders, overcast facades); the strongest ``max_features`` stay.
+    """
+    longest = max(gray.shape[:2])
+    s = 2.0 if longest <= p.upsample_below_px else min(1.0, p.max_image_size / longest)
+    interp = cv2.INTER_CUBIC if s > 1 else cv2.INTER_AREA
+    small = cv2.resize(gray, None, fx=s, fy=s, interpolation=interp) if s != 1 else gray
+    sift = cv2.SIFT_create(nfeatures=p.max_features, contrastThreshold=p.contrast_threshold)
+    kps, desc = sift.detectAndCompute(small, None)
+    if desc is None or not kps:
+        return np.zeros((0, 4), np.float32), np.zeros((0, 128), np.uint8)
+    kp = np.array([(k.pt[0], k.pt[1], k.size / 2.0, np.deg2rad(k.angle)) for k in kps], np.float32)
+    kp[:, :3] /= s
+    kp[:, :2] += 0.5  # OpenCV: pixel centres at integers; COLMAP: at +0.5
+    # RootSIFT (COLMAP's L1_ROOT normalisation), then COLMAP's 8-bit quantisation (x 512, clipped).
+    d = desc / np.maximum(desc.sum(axis=1, keepdims=True), 1e-12)
+    d = np.clip(np.round(512.0 * np.sqrt(d)), 0, 255).astype(np.uint8)
+    return kp, d
+
+
+def _write_opencv_sift(pycolmap, db: Path, image_dir: Path, p: SfmParams) -> None:
+    with pycolmap.Database.open(db) as database:
+        for image in database.read_all_images():
+            gray = cv2.imread(str(image_dir / image.name), cv2.IMREAD_GRAYSCALE)
+            if gray is None:
+                raise FileNotFoundError(f"{image_dir / image.name}: keyframe image missing or unreadable")
+            kp, d = opencv_sift(gray, p)
+            database.write_keypoints(image.image_id, kp)
+            database.write_descriptors(
+                image.image_id, pycolmap.FeatureDescriptors(pycolmap.FeatureExtractorType.SIFT, d)
+            )
+
+
+def _refine_focal(pycolmap, rec, p: SfmParams, notes: list[str]):
+    """Global bundle adjustment with the shared focal length free (robust loss); keeps the fixed-focal
+    model when there are too few keyframes or the focal moves more than ``max_focal_change``."""
+    n = rec.num_reg_images()
+    if n < p.min_images_focal:
+        notes.append(
+            f"focal length kept at the prior ({n} keyframes registered, "
+            f"{p.min_images_focal} needed to refine it)"
+        )
+        return rec
+    cam = next(iter(rec.cameras.values()))
+    f0 = float(cam.focal_length)
+    trial = pycolmap.Reconstruction(rec)
+    ba = pycolmap.BundleAdjustmentOptions()
+    ba.refine_focal_length = True
+    ba.refine_principal_point = False
+    ba.refine_extra_params = False
+    ba.print_summary = False
+    ba.ceres.loss_function_type = pycolmap.LossFunctionType.SOFT_L1
+    ba.ceres.solver_options.num_threads = 1 if p.deterministic else p.num_threads
+    pycolmap.bundle_adjustment(trial, ba)
+    f1 = float(next(iter(trial.cameras.values())).focal_length)
+    if abs(f1 / f0 - 1) > p.max_focal_change:
+        notes.append(f"bundle adjustment wanted focal {f1:.0f} px (prior {f0:.0f} px); kept the prior")
+        return rec
+    return trial
+
+
+def _extract(rec, names: list[str]) -> RawReconstruction:
+    index_of = {n: i for i, n in enumerate(names)}
+    image_to_kf: dict[int, int] = {}
+    wfc: dict[int, np.ndarray] = {}
+    n_obs: dict[int, int] = {}
+    for image_id, image in rec.images.items():
+        if not image.has_pose or image.name not in index_of:
+            continue
+        k = index_of[image.name]
+        cfw = image.cam_from_world()
+        m = np.eye(4)
+        m[:3, :4] = np.asarray(cfw.matrix())
+        wfc[k] = np.linalg.inv(m)
+        image_to_kf[image_id] = k
+        n_obs[k] = 0
+    xyz, rgb, err, offsets, obs = [], [], [], [0], []
+    for _pid, pt in rec.points3D.items():
+        kfs = sorted({image_to_kf[e.image_id] for e in pt.track.elements if e.image_id in image_to_kf})
+        if len(kfs) < 2 or not (np.isfinite(pt.error) and pt.error < 1e3):
+            continue
+        xyz.append(np.asarray(pt.xyz, float))
+        rgb.append(np.asarray(pt.color, np.uint8))
+        err.append(float(pt.error))
+        obs.extend(kfs)
+        offsets.append(len(obs))
+        for k in kfs:
+            n_obs[k] += 1
+    points = SparsePoints(
+        xyz=np.array(xyz, float).reshape(-1, 3),
+        rgb=np.array(rgb, np.uint8).reshape(-1, 3),
+        error_px=np.array(err, np.float32),
+        obs_offsets=np.array(offsets, np.int64),
+        obs_keyframes=np.array(obs, np.int32),
+    )
+    cam = next(iter(rec.cameras.values()))
+    return RawReconstruction(
+        wfc=wfc,
+        points=points,
+        fx=float(cam.focal_length_x),
+        fy=float(cam.focal_length_y),
+        cx=float(cam.principal_point_x),
+        cy=float(cam.principal_point_y),
+        mean_reprojection_error_px=float(rec.compute_mean_reprojection_error()),
+        num_observations=n_obs,
+    )

@@ -1,0 +1,425 @@
+"""The camera/reconstruction stage: ``run_recon(keyframes, work_dir, cfg) -> Reconstruction``.
+
+Order of attempts: a parallax check on the keyframes (no motion -> single view), pycolmap SfM, OpenCV
+visual odometry, single view. The result is aligned to the metric ground frame described in
+:mod:`urbanverse.recon.record` and written as ``reconstruction.json`` + ``points.npz`` in ``work_dir``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import cv2
+import numpy as np
+
+from urbanverse.errors import InputError
+from urbanverse.recon.align import AlignParams, align_to_ground
+from urbanverse.recon.geometry import drop_observers, make_pose, save_points
+from urbanverse.recon.record import (
+    POINTS_FILE,
+    GroundPlaneFit,
+    Reconstruction,
+    save_reconstruction,
+)
+from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
+from urbanverse.recon.single_view import SingleViewParams, median_motion, pair_flow, single_view_poses
+from urbanverse.recon.vo import VoParams, run_vo
+from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReconCfg:
+    """Settings of the camera stage. Lengths in metres, pixels at the keyframes' working resolution."""
+
+    camera_height_m: float = 1.6
+    """Camera height above the ground (walking: 1.6 m); sets the metric scale."""
+    method: Literal["auto", "sfm", "vo", "single_view"] = "auto"
+    """``auto``: SfM, then VO, then single view. Others force one method (falling back to single view)."""
+    min_registered_frac: float = 0.5
+    """SfM/VO count as failed when they register fewer than this fraction of keyframes (and < 2)."""
+    static_px: float = 2.0
+    """Camera considered static when the median keyframe-to-keyframe feature motion stays below this."""
+    sfm_max_image_size: int = 640
+    """Keyframes are downscaled to this longest side for feature extraction (SfM and VO)."""
+    sfm_max_features: int = 2048
+    sfm_features: Literal["auto", "opencv", "colmap"] = "colmap"
+    """SIFT implementation: ``colmap`` (its own SIFT), ``opencv`` (OpenCV SIFT with a low contrast
+    threshold imported into COLMAP's database: more features on weak texture; registered more of a
+    rendered tour, fewer of the small synthetic test street), ``auto``: COLMAP for images up to 400 px
+    or up to 12 keyframes, OpenCV otherwise."""
+    sfm_attempts: int = 3
+    """Mapping attempts (other initialisation and seed) while fewer than half the keyframes are plausible."""
+    sfm_overlap: int = 6
+    """Sequential matching: each keyframe against the next ``overlap`` (plus quadratic strides)."""
+    sfm_init_min_tri_angle_deg: float = 4.0
+    sfm_max_seconds: float = 60.0
+    keep_colmap: bool = False
+    """Keep COLMAP's database and models in ``work_dir/colmap`` (for debugging; tens of MB)."""
+    refine_focal: bool = True
+    """Refine the (shared) focal length in bundle adjustment; False keeps the video stage's prior."""
+    num_threads: int = 2
+    deterministic: bool = True
+    """Single-threaded COLMAP so a rerun (e.g. ``gen --resume`` after a kill) reproduces the same poses;
+    False lets it use ``num_threads`` (faster on an idle machine, not reproducible)."""
+    walking_speed_mps: float = 1.3
+    """Scale fallback when no ground plane is found: mean camera speed (m/s)."""
+    max_ground_tilt_deg: float = 25.0
+    """Ground normals farther than this from the camera path's up prior are rejected."""
+    ground_inlier_frac: float = 0.03
+    """Ground inlier band as a fraction of the camera height (0.03 x 1.6 m = 4.8 cm)."""
+    min_ground_inliers: int = 12
+    max_height_jump_frac: float = 0.3
+    """Registered poses whose height differs from the median by more than this x camera height are dropped."""
+    max_step_speed_mps: float = 2.5
+    """A keyframe-to-keyframe step faster than this (and 2.5x the median) marks a misregistration."""
+    max_speed_mps: float = 4.0
+    """Mean camera speeds above this (or below 0.1 m/s) are reported as implausible in the warnings."""
+    pitch_prior_deg: float = -5.0
+    """Single view without vertical lines: assumed camera pitch (negative looks down)."""
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0.1 <= self.camera_height_m <= 100.0:
+            raise ValueError(f"ReconCfg.camera_height_m must be in [0.1, 100] m, got {self.camera_height_m}")
+        if not 0 < self.min_registered_frac <= 1:
+            raise ValueError(
+                f"ReconCfg.min_registered_frac must be in (0, 1], got {self.min_registered_frac}"
+            )
+        for name in ("static_px", "walking_speed_mps", "ground_inlier_frac", "sfm_max_seconds"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"ReconCfg.{name} must be positive, got {getattr(self, name)}")
+        if self.sfm_max_image_size < 64 or self.sfm_max_features < 64 or self.sfm_overlap < 1:
+            raise ValueError("ReconCfg.sfm_max_image_size/sfm_max_features must be >= 64, sfm_overlap >= 1")
+        if not 0 < self.max_ground_tilt_deg < 90:
+            raise ValueError(
+                f"ReconCfg.max_ground_tilt_deg must be in (0, 90), got {self.max_ground_tilt_deg}"
+            )
+
+
+def _load_grays(image_dir: Path, names: list[str], width: int) -> list[np.ndarray]:
+    out = []
+    for n in names:
+        img = cv2.imread(str(image_dir / n), cv2.IMREAD_GRAYSCALE)
+        if img is None:
+            raise InputError(f"{image_dir / n}: keyframe image missing or unreadable")
+        if img.shape[1] > width:
+            size = (width, int(round(img.shape[0] * width / img.shape[1])))
+            img = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+        out.append(img)
+    return out
+
+
+def run_recon(
+    keyframes: KeyframeSet | Path,
+    work_dir: Path,
+    cfg: ReconCfg | None = None,
+    *,
+    image_dir: Path | None = None,
+) -> Reconstruction:
+    """Camera poses, sparse points and ground plane for one shot's keyframes, metric and ground-aligned.
+
+    ``keyframes`` is the video stage's record (then ``image_dir`` is the folder holding its images) or
+    that stage's work folder (``keyframes.json`` is loaded from it and its images read from it).
+    Writes ``reconstruction.json`` and ``points.npz`` into ``work_dir``.
+    """
+    cfg = cfg or ReconCfg()
+    t_start = time.perf_counter()
+    if not isinstance(keyframes, KeyframeSet):
+        image_dir = Path(keyframes)
+        keyframes = load_keyframes(image_dir)
+    if image_dir is None:
+        raise ValueError(
+            "run_recon: image_dir (the video stage's work folder) is required with a KeyframeSet"
+        )
+    image_dir, work_dir = Path(image_dir), Path(work_dir)
+    if len(keyframes.selected_shots) != 1:
+        raise ValueError("run_recon takes one shot; split a per-shot KeyframeSet with video.split_shots")
+    if not keyframes.keyframes:
+        raise InputError(f"{image_dir}: no keyframes to reconstruct")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    (work_dir / POINTS_FILE).unlink(missing_ok=True)  # never leave a previous run's points behind
+    names = [k.image for k in keyframes.keyframes]
+    intr = keyframes.intrinsics
+    timings: dict[str, float] = {}
+    warnings: list[str] = []
+
+    # Parallax check. The video stage already tracked features between keyframes: when it chose
+    # keyframes because of motion, the camera moves. Otherwise (stills, a static camera) check here on
+    # downscaled greys, which single view reuses.
+    t0 = time.perf_counter()
+    width = min(cfg.sfm_max_image_size, intr.width)
+    s = width / intr.width
+    grays: list[np.ndarray] | None = None
+    flows = None
+    moved = [k.motion_px for k in keyframes.keyframes if k.reason in ("motion", "tracks_lost")]
+    if moved and max(moved) >= cfg.static_px:
+        motion = moved
+    else:
+        grays = _load_grays(image_dir, names, width)
+        flows = [pair_flow(grays[i], grays[i + 1]) for i in range(len(grays) - 1)]
+        motion = [m / s for m in median_motion(flows)] or [0.0]
+    static = len(names) == 1 or max(motion) < cfg.static_px
+    timings["parallax_check"] = round(time.perf_counter() - t0, 4)
+
+    raw: RawReconstruction | None = None
+    mode = "single_view"
+    need = max(2, math.ceil(cfg.min_registered_frac * len(names)))
+    least = min(3, len(names))  # a partial model beats single view when the camera moves
+    if static and len(names) > 1:
+        warnings.append(f"no camera motion (max keyframe motion {max(motion):.2f} px): single-view mode")
+    sfm_raw: RawReconstruction | None = None
+    if not static and cfg.method in ("auto", "sfm"):
+        t0 = time.perf_counter()
+        params = SfmParams(
+            max_image_size=cfg.sfm_max_image_size,
+            max_features=cfg.sfm_max_features,
+            features=cfg.sfm_features,
+            overlap=cfg.sfm_overlap,
+            init_min_tri_angle_deg=cfg.sfm_init_min_tri_angle_deg,
+            num_threads=cfg.num_threads,
+            deterministic=cfg.deterministic,
+            max_seconds=cfg.sfm_max_seconds,
+            refine_focal=cfg.refine_focal,
+            seed=cfg.seed,
+            attempts=cfg.sfm_attempts,
+        )
+        sfm_raw = run_sfm(
+            image_dir, names, intr, work_dir / "colmap", params, score=lambda r: _plausible(r, keyframes, cfg)
+        )
+        timings["sfm"] = round(time.perf_counter() - t0, 4)
+        if sfm_raw is not None:
+            timings.update(sfm_raw.timings_s)
+        got = 0 if sfm_raw is None else len(sfm_raw.wfc)
+        plausible = 0 if sfm_raw is None else int(sfm_raw.score)
+        if plausible >= need:
+            raw, mode = sfm_raw, "sfm"
+        else:
+            warnings.append(
+                f"SfM registered {got} of {len(names)} keyframes, {plausible} plausible (want {need})"
+            )
+            if sfm_raw is not None and plausible < least:
+                sfm_raw = None
+    if not static and raw is None and cfg.method in ("auto", "vo"):
+        t0 = time.perf_counter()
+        vo_raw = run_vo(image_dir, names, intr, VoParams(max_image_size=cfg.sfm_max_image_size))
+        timings["vo"] = round(time.perf_counter() - t0, 4)
+        # Compare by keyframes with plausible poses, not by registered ones.
+        got_vo = 0 if vo_raw is None else int(_plausible(vo_raw, keyframes, cfg))
+        got_sfm = 0 if sfm_raw is None else int(sfm_raw.score)
+        n_vo = 0 if vo_raw is None else len(vo_raw.wfc)
+        warnings.append(f"visual odometry registered {n_vo} of {len(names)} keyframes, {got_vo} plausible")
+        if got_vo >= least and got_vo > got_sfm:  # SfM (bundle-adjusted) wins ties
+            raw, mode = vo_raw, "vo"
+        elif got_sfm >= least:
+            raw, mode = sfm_raw, "sfm"
+            warnings.append(f"using the partial SfM model ({got_sfm} of {len(names)} keyframes)")
+    elif not static and raw is None and sfm_raw is not None:  # (plausible >= least, see above)
+        raw, mode = sfm_raw, "sfm"
+        warnings.append(f"using the partial SfM model ({len(sfm_raw.wfc)} of {len(names)} keyframes)")
+    if not static and raw is None and cfg.method != "single_view":
+        warnings.append("no usable multi-view reconstruction: single-view mode")
+    if not static and cfg.method == "single_view":
+        warnings.append("single-view mode forced by the configuration")
+
+    t0 = time.perf_counter()
+    if raw is not None:
+        recon = _from_raw(raw, keyframes, intr, cfg, mode, warnings, work_dir)
+    else:
+        if grays is None:
+            grays = _load_grays(image_dir, names, width)
+        recon = _single_view(grays, s, flows, keyframes, intr, cfg, warnings, moving=not static)
+    timings["align"] = round(time.perf_counter() - t0, 4)
+    if not cfg.keep_colmap:
+        shutil.rmtree(work_dir / "colmap", ignore_errors=True)
+    timings["total"] = round(time.perf_counter() - t_start, 4)
+    recon = dataclasses.replace(recon, timings_s=timings, source_sha256=keyframes.source_sha256)
+    save_reconstruction(recon, work_dir)
+    log.info(
+        "recon: %s, %d/%d keyframes registered, %d points",
+        recon.mode,
+        len(recon.registered),
+        len(recon.keyframes),
+        recon.num_points,
+    )
+    return recon
+
+
+def _from_raw(
+    raw: RawReconstruction,
+    kfs: KeyframeSet,
+    intr: CameraIntrinsics,
+    cfg: ReconCfg,
+    mode: str,
+    warnings: list[str],
+    work_dir: Path,
+) -> Reconstruction:
+    params = _align_params(cfg)
+    for attempt in range(3):
+        reg = sorted(raw.wfc)
+        wfc = np.stack([raw.wfc[i] for i in reg])
+        times = np.array([kfs.keyframes[i].time_s for i in reg])
+        al = align_to_ground(wfc, raw.points.xyz, times, params)
+        pos = np.stack([al.apply_pose(m)[:3, 3] for m in wfc])
+        stray, why = _stray_keyframes(reg, pos, times, cfg)
+        if attempt == 2 or not stray:
+            break
+        if len(stray) > len(reg) // 3:  # no consistent majority: keep everything, say so
+            warnings.append(
+                f"{len(stray)} of {len(reg)} keyframes look misregistered ({why}): poses unreliable"
+            )
+            break
+        warnings.append(f"keyframes {stray} dropped as misregistered ({why})")
+        for i in stray:
+            raw.wfc.pop(i)
+        raw.points = drop_observers(raw.points, set(stray))
+    n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
+    warnings.extend(raw.notes)
+    warnings.extend(al.warnings)
+    poses = []
+    for kf in kfs.keyframes:
+        m = al.apply_pose(raw.wfc[kf.index]) if kf.index in raw.wfc else None
+        poses.append(make_pose(kf.index, kf.frame, kf.time_s, kf.image, m, int(n_obs[kf.index])))
+    if len(reg) < len(kfs.keyframes):
+        warnings.append(f"{len(kfs.keyframes) - len(reg)} of {len(kfs.keyframes)} keyframes not registered")
+    low = [p.index for p in poses if p.registered and p.position is not None and p.position[2] < 0.2]
+    if low:
+        warnings.append(f"keyframes {low} end up less than 0.2 m above the ground plane (bad ground fit?)")
+    regs = [p for p in poses if p.registered and p.position is not None]
+    span_t = regs[-1].time_s - regs[0].time_s if len(regs) > 1 else 0.0
+    if span_t > 0:
+        path = sum(math.dist(a.position, b.position) for a, b in zip(regs, regs[1:], strict=False))
+        if not 0.1 <= path / span_t <= cfg.max_speed_mps:
+            warnings.append(
+                f"implied camera speed {path / span_t:.2f} m/s is implausible for a walk "
+                f"(expected 0.1-{cfg.max_speed_mps:g} m/s): scale or poses may be wrong"
+            )
+    points = raw.points
+    points.xyz = al.apply_points(points.xyz)
+    save_points(points, work_dir / POINTS_FILE)
+    refined = CameraIntrinsics(
+        width=intr.width,
+        height=intr.height,
+        fx=raw.fx,
+        fy=raw.fy,
+        cx=raw.cx,
+        cy=raw.cy,
+        source="refined" if abs(raw.fx - intr.fx) > 1e-6 else intr.source,
+    )
+    if abs(raw.fx / intr.fx - 1) > 0.25:
+        warnings.append(f"bundle adjustment moved the focal length from {intr.fx:.0f} to {raw.fx:.0f} px")
+    return Reconstruction(
+        mode=mode,  # type: ignore[arg-type]
+        intrinsics=refined,
+        keyframes=tuple(poses),
+        ground=al.ground,
+        scale_source=al.scale_source,  # type: ignore[arg-type]
+        metric_scale=float(al.scale),
+        camera_height_prior_m=cfg.camera_height_m,
+        points_file=POINTS_FILE,
+        num_points=len(points),
+        mean_reprojection_error_px=raw.mean_reprojection_error_px,
+        warnings=tuple(warnings),
+    )
+
+
+def _align_params(cfg: ReconCfg) -> AlignParams:
+    return AlignParams(
+        camera_height_m=cfg.camera_height_m,
+        walking_speed_mps=cfg.walking_speed_mps,
+        max_tilt_deg=cfg.max_ground_tilt_deg,
+        inlier_frac=cfg.ground_inlier_frac,
+        min_ground_inliers=cfg.min_ground_inliers,
+        seed=cfg.seed,
+    )
+
+
+def _plausible(raw: RawReconstruction, kfs: KeyframeSet, cfg: ReconCfg) -> float:
+    """How many keyframes of a candidate reconstruction have poses a walking camera can have."""
+    reg = sorted(raw.wfc)
+    if len(reg) < 2:
+        return float(len(reg))
+    wfc = np.stack([raw.wfc[i] for i in reg])
+    times = np.array([kfs.keyframes[i].time_s for i in reg])
+    al = align_to_ground(wfc, raw.points.xyz, times, _align_params(cfg))
+    pos = np.stack([al.apply_pose(m)[:3, 3] for m in wfc])
+    stray, _ = _stray_keyframes(reg, pos, times, cfg)
+    return float(len(reg) - len(stray)) if len(stray) <= len(reg) // 3 else 0.0
+
+
+def _stray_keyframes(
+    reg: list[int], pos: np.ndarray, times: np.ndarray, cfg: ReconCfg
+) -> tuple[list[int], str]:
+    """Registered keyframes whose metric pose contradicts a walking camera, and why.
+
+    Height: a walking camera keeps its height within centimetres, so a pose farther than
+    ``max_height_jump_frac x camera_height_m`` from the median height is misregistered. Speed (video
+    only): a step between consecutive keyframes faster than ``max(max_step_speed_mps, 2.5 x median)``
+    splits the path; everything outside the longest consistent piece is misregistered.
+    """
+    tol = cfg.max_height_jump_frac * cfg.camera_height_m
+    stray = {i for i, z in zip(reg, pos[:, 2], strict=True) if abs(z - np.median(pos[:, 2])) > tol}
+    why = [f"height off by > {tol:.2f} m"] if stray else []
+    dt = np.diff(times)
+    if len(reg) >= 4 and (dt > 0).all():
+        speed = np.linalg.norm(np.diff(pos, axis=0), axis=1) / dt
+        limit = max(cfg.max_step_speed_mps, 2.5 * float(np.median(speed)))
+        cuts = np.flatnonzero(speed > limit) + 1
+        pieces = np.split(np.arange(len(reg)), cuts)
+        best = max(pieces, key=len)
+        jumped = {reg[j] for piece in pieces if piece is not best for j in piece}
+        if jumped:
+            why.append(f"jump faster than {limit:.1f} m/s")
+            stray |= jumped
+    return sorted(stray), ", ".join(why)
+
+
+def _single_view(
+    grays: list[np.ndarray],
+    s: float,
+    flows,
+    kfs: KeyframeSet,
+    intr: CameraIntrinsics,
+    cfg: ReconCfg,
+    warnings: list[str],
+    moving: bool = False,
+) -> Reconstruction:
+    """Single-view poses. A ``moving`` camera (multi-view failed) keeps only its first keyframe: the
+    others are at unknown positions, and placing them at the first one would mislead later stages."""
+    k_small = intr.matrix()
+    k_small[:2] *= s
+    poses_m, how, w = single_view_poses(
+        grays,
+        k_small,
+        cfg.camera_height_m,
+        SingleViewParams(pitch_prior_deg=cfg.pitch_prior_deg, seed=cfg.seed),
+        cfg.static_px * s,
+        flows,
+    )
+    warnings.extend(w)
+    warnings.append(f"single view: camera tilt from {how}; ground assumed {cfg.camera_height_m:g} m below")
+    if moving and len(poses_m) > 1:
+        poses_m = [poses_m[0]] + [None] * (len(poses_m) - 1)
+        warnings.append("the camera moves but could not be tracked: only the first keyframe is posed")
+    poses = [
+        make_pose(kf.index, kf.frame, kf.time_s, kf.image, m)
+        for kf, m in zip(kfs.keyframes, poses_m, strict=True)
+    ]
+    return Reconstruction(
+        mode="single_view",
+        intrinsics=intr,
+        keyframes=tuple(poses),
+        ground=GroundPlaneFit(method="camera_prior", camera_height_m=cfg.camera_height_m),
+        scale_source="camera_height_prior",
+        metric_scale=1.0,
+        camera_height_prior_m=cfg.camera_height_m,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,1 @@
+"""Matching the generated layout to the library: object cousins, ground materials, sky."""

@@ -1,0 +1,90 @@
+"""The retrieval stage: cousins per object, a library material per ground type, a library sky."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from urbanverse.assets.ground_materials import match_ground
+from urbanverse.assets.skies import match_sky
+from urbanverse.layout.lift import LiftedObjects
+from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.records import record
+from urbanverse.retrieval.cousins import CousinCfg, Cousins, CousinSet, rank_cousins
+
+#: Ground types the material library tags; terrain maps to the grass/soil family.
+_MATERIAL_TAG = {"road": "road", "sidewalk": "sidewalk", "crosswalk": "crosswalk", "terrain": "terrain"}
+#: Sky used when no sky pixels were seen (a clear day, sun 30 degrees up).
+DEFAULT_SKY = "clear_el30_t3.2"
+
+
+@record
+class Retrieval:
+    """Output of the retrieval stage."""
+
+    schema_version: int = 1
+    cousins: CousinSet
+    ground_materials: dict[str, str]
+    sky: str
+    sky_distance: float
+
+
+def _crop_colours(
+    tracks: Tracks, detections: FrameDetections, images: dict[int, np.ndarray]
+) -> dict[int, np.ndarray]:
+    """Mean sRGB colour (3,) uint8 of the central half of up to three boxes per track."""
+    out = {}
+    for track in tracks.tracks:
+        pixels = []
+        for obs in sorted(track.observations, key=lambda o: -o.score)[:3]:
+            image = images.get(obs.frame_index)
+            if image is None:
+                continue
+            x1, y1, x2, y2 = obs.box
+            w, h = x2 - x1, y2 - y1
+            crop = image[int(y1 + h / 4) : int(y2 - h / 4), int(x1 + w / 4) : int(x2 - w / 4)]
+            if crop.size:
+                pixels.append(crop.reshape(-1, 3))
+        if pixels:
+            out[track.track_id] = np.concatenate(pixels).mean(axis=0).astype(np.uint8)
+    return out
+
+
+def sky_pixels(images: Sequence[np.ndarray], detections: FrameDetections) -> np.ndarray:
+    """Bright pixels of the top tenth of each image (where the sky is in a walking video), ``(N, 3)``."""
+    out = []
+    for image in images:
+        top = image[: max(1, image.shape[0] // 10)].reshape(-1, 3)
+        value = top.max(axis=1)
+        out.append(top[value >= np.percentile(value, 60)])
+    return np.concatenate(out) if out else np.zeros((0, 3), np.uint8)
+
+
+def run_retrieval(
+    lifted: LiftedObjects,
+    tracks: Tracks,
+    detections: FrameDetections,
+    images: dict[int, np.ndarray],
+    ground_samples: dict[str, np.ndarray],
+    cfg: CousinCfg | None = None,
+) -> Retrieval:
+    """Rank cousins for every lifted object; match ground materials and the sky (see module docstrings)."""
+    cfg = cfg or CousinCfg()
+    colours = _crop_colours(tracks, detections, images)
+    cousins: list[Cousins] = [
+        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg) for o in lifted.objects
+    ]
+    materials = {}
+    for kind, tag in _MATERIAL_TAG.items():
+        sample = ground_samples.get(kind)
+        if sample is not None and len(sample):
+            materials[kind] = match_ground(np.asarray(sample, np.uint8), tag=tag, k=1)[0][0]
+    pixels = sky_pixels(list(images.values()), detections)
+    sky, distance = match_sky(pixels, k=1)[0] if len(pixels) else (DEFAULT_SKY, 1.0)
+    return Retrieval(
+        cousins=CousinSet(objects=tuple(cousins)),
+        ground_materials=materials,
+        sky=sky,
+        sky_distance=float(distance),
+    )

@@ -1,0 +1,174 @@
+"""Gaussian actor-critic over any backbone, with running observation normalisation.
+
+The actor and the critic each own a backbone (``urbanverse.nn.backbones``) built from the
+same name and overrides, so a recurrent critic keeps its own memory. The recurrent state of
+the whole policy is the flat tuple ``actor_state + critic_state`` (every tensor batch-first),
+which rollout storage keeps per environment and :func:`~urbanverse.nn.backbones.reset_rows`
+resets row by row. Actions are a diagonal Gaussian with a state-independent, learned
+log standard deviation; the environment clamps them to [-1, 1].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+from torch import nn
+
+from urbanverse.nn.backbones import State, make_backbone, reset_rows
+
+
+class RunningNorm(nn.Module):
+    """Running mean / variance of ``(B, D)`` samples (parallel Welford); ``forward`` standardises and clips.
+
+    Statistics live in buffers, so they are saved with the module's ``state_dict`` and exported.
+    """
+
+    def __init__(self, dim: int, clip: float = 10.0, eps: float = 1e-8):
+        super().__init__()
+        self.clip, self.eps = clip, eps
+        self.register_buffer("mean", torch.zeros(dim))
+        self.register_buffer("var", torch.ones(dim))
+        self.register_buffer("count", torch.tensor(1e-4, dtype=torch.float64))
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Fold a batch ``x`` (B, D) into the statistics."""
+        x = x.reshape(-1, self.mean.numel()).float()
+        n = x.shape[0]
+        if n == 0:
+            return
+        b_mean, b_var = x.mean(0), x.var(0, unbiased=False)
+        total = self.count + n
+        delta = b_mean - self.mean
+        w = float(n / total)
+        self.mean += delta * w
+        self.var.copy_((self.var * (1 - w) + b_var * w + delta.square() * w * (1 - w)).clamp_min(0))
+        self.count.copy_(total)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / torch.sqrt(self.var + self.eps)).clamp(-self.clip, self.clip)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PolicyCfg:
+    """Actor-critic settings."""
+
+    backbone: str = "mlp"
+    """Backbone name (``urbanverse.nn.backbones.BACKBONE_NAMES``)."""
+    backbone_overrides: dict = dataclasses.field(default_factory=dict)
+    """Fields of the backbone's config, e.g. ``{"hidden": 256}``."""
+    init_noise_std: float = 1.0
+    """Initial action standard deviation (actions are in [-1, 1])."""
+    normalize_obs: bool = True
+    """Standardise observations with running statistics gathered during rollouts."""
+    obs_clip: float = 10.0
+    """Clip normalised observations to +- this."""
+
+    def __post_init__(self) -> None:
+        if self.init_noise_std <= 0 or self.obs_clip <= 0:
+            raise ValueError("PolicyCfg: need init_noise_std > 0 and obs_clip > 0")
+
+
+class ActorCritic(nn.Module):
+    """``obs (B, D) -> action distribution (B, A), value (B,)`` with backbone state carried along."""
+
+    def __init__(self, num_obs: int, num_actions: int, cfg: PolicyCfg):
+        super().__init__()
+        self.cfg, self.num_obs, self.num_actions = cfg, num_obs, num_actions
+        self.obs_norm = RunningNorm(num_obs, clip=cfg.obs_clip)
+        self.actor_backbone = make_backbone(cfg.backbone, num_obs, **cfg.backbone_overrides)
+        self.critic_backbone = make_backbone(cfg.backbone, num_obs, **cfg.backbone_overrides)
+        self.actor_head = nn.Linear(self.actor_backbone.out_dim, num_actions)
+        self.critic_head = nn.Linear(self.critic_backbone.out_dim, 1)
+        self.log_std = nn.Parameter(
+            torch.full((num_actions,), float(torch.log(torch.tensor(cfg.init_noise_std))))
+        )
+        nn.init.orthogonal_(self.actor_head.weight, gain=0.01)
+        nn.init.zeros_(self.actor_head.bias)
+        nn.init.orthogonal_(self.critic_head.weight, gain=1.0)
+        nn.init.zeros_(self.critic_head.bias)
+        self._n_actor_state = len(self.actor_backbone.initial_state(1, "cpu"))
+
+    # ------------------------------------------------------------------ state
+    @property
+    def is_recurrent(self) -> bool:
+        """True when the backbone carries state between steps."""
+        return self._n_actor_state > 0 or len(self.critic_backbone.initial_state(1, "cpu")) > 0
+
+    def initial_state(self, batch: int, device: torch.device | str | None = None) -> State:
+        """Episode-start state for ``batch`` rows: actor tensors then critic tensors."""
+        return self.actor_backbone.initial_state(batch, device) + self.critic_backbone.initial_state(
+            batch, device
+        )
+
+    def _split(self, state: State) -> tuple[State, State]:
+        return tuple(state[: self._n_actor_state]), tuple(state[self._n_actor_state :])
+
+    def reset_state(self, state: State, resets: torch.Tensor) -> State:
+        """Rows of ``state`` where ``resets`` (B,) is True set back to the episode start."""
+        if not state:
+            return state
+        return reset_rows(state, resets, self.initial_state(resets.shape[0], resets.device))
+
+    # ------------------------------------------------------------------ per step (rollouts)
+    def step(self, obs: torch.Tensor, state: State) -> tuple[torch.Tensor, torch.Tensor, State]:
+        """One step: ``obs`` (B, D) raw -> action mean (B, A), value (B,), next state."""
+        x = self.obs_norm(obs) if self.cfg.normalize_obs else obs
+        sa, sc = self._split(state)
+        ya, sa = self.actor_backbone.step(x, sa)
+        yc, sc = self.critic_backbone.step(x, sc)
+        return self.actor_head(ya), self.critic_head(yc).squeeze(-1), sa + sc
+
+    def value_step(self, obs: torch.Tensor, state: State) -> torch.Tensor:
+        """Critic value (B,) of ``obs`` (B, D) from ``state`` (the actor part is ignored)."""
+        x = self.obs_norm(obs) if self.cfg.normalize_obs else obs
+        yc, _ = self.critic_backbone.step(x, self._split(state)[1])
+        return self.critic_head(yc).squeeze(-1)
+
+    # ------------------------------------------------------------------ sequences (updates)
+    def forward_sequence(
+        self, obs: torch.Tensor, state: State, resets: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``obs`` (B, L, D), ``state`` at the chunk start, ``resets`` (B, L) -> mean (B, L, A), value (B, L).
+
+        ``resets[b, t]`` sets row ``b`` back to the initial state before ``obs[b, t]``.
+        """
+        x = self.obs_norm(obs) if self.cfg.normalize_obs else obs
+        sa, sc = self._split(state)
+        ya, _ = self.actor_backbone.forward_sequence(x, sa, resets)
+        yc, _ = self.critic_backbone.forward_sequence(x, sc, resets)
+        return self.actor_head(ya), self.critic_head(yc).squeeze(-1)
+
+    def distribution(self, mean: torch.Tensor) -> torch.distributions.Normal:
+        """Diagonal Gaussian around ``mean`` (..., A) with the learned standard deviation."""
+        return torch.distributions.Normal(mean, self.log_std.exp().expand_as(mean))
+
+    def aux_loss(self) -> torch.Tensor:
+        """Sum of the backbones' auxiliary losses from the last forward call."""
+        return self.actor_backbone.aux_loss() + self.critic_backbone.aux_loss()
+
+
+class DeterministicActor(nn.Module):
+    """Deployment view: ``(obs, *state) -> (action mean clamped to [-1, 1], *next_state)``.
+
+    Only the actor backbone's state is carried (the critic is not needed to act). Used by
+    ``urbanverse export`` and ``urbanverse eval``.
+    """
+
+    def __init__(self, policy: ActorCritic):
+        super().__init__()
+        self.obs_norm = policy.obs_norm
+        self.backbone = policy.actor_backbone
+        self.head = policy.actor_head
+        self.normalize = policy.cfg.normalize_obs
+
+    def initial_state(self, batch: int, device: torch.device | str | None = None) -> State:
+        """Actor state at an episode start."""
+        return self.backbone.initial_state(batch, device)
+
+    def forward(self, obs: torch.Tensor, *state: torch.Tensor):
+        x = self.obs_norm(obs) if self.normalize else obs
+        y, next_state = self.backbone.step(x, tuple(state))
+        action = self.head(y).clamp(-1.0, 1.0)
+        return (action, *next_state) if next_state else action

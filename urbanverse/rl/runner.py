@@ -1,0 +1,233 @@
+"""On-policy runner: environments + PPO + logging + atomic checkpoints + resume.
+
+A run lives in ``<root>/<task>__<exp>__<seed>__<time>/``:
+``config.json`` (resolved ``TrainCfg``), ``progress.csv``, ``tb/`` (TensorBoard),
+``checkpoints/ckpt_<iteration>.pt`` (the last few) and ``checkpoint.pt`` (the latest). Every
+checkpoint is written to a temporary file and renamed, so a run killed at any point (SIGKILL
+included) leaves a complete latest checkpoint; ``Runner.resume(run_dir)`` continues from it,
+losing at most the iterations since.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import torch
+
+from urbanverse.errors import InputError
+from urbanverse.rl.config import TrainCfg, load_cfg, save_cfg, to_dict
+from urbanverse.rl.logger import RunLogger
+from urbanverse.rl.policy import ActorCritic
+from urbanverse.rl.ppo import PPO
+from urbanverse.sim import NavVecEnv
+
+CHECKPOINT = "checkpoint.pt"
+KEEP_CHECKPOINTS = 3
+
+
+def run_name(cfg: TrainCfg, when: datetime | None = None) -> str:
+    """``<task>__<exp>__<seed>__<time>``, e.g. ``pointnav-wheeled-lidar__mlp__0__20261202-193000``."""
+    when = when or datetime.now(UTC)
+    exp = cfg.experiment or cfg.policy.backbone
+    return f"{cfg.task_name}__{exp}__{cfg.seed}__{when:%Y%m%d-%H%M%S}"
+
+
+def atomic_save(obj: object, path: Path) -> None:
+    """``torch.save`` to ``path`` through a temporary file, fsync and rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def resolve_checkpoint(path: Path) -> Path:
+    """A checkpoint file from a file or run-folder argument."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / CHECKPOINT
+    if not path.is_file():
+        raise InputError(f"{path}: no checkpoint here (give a run folder or a .pt file)")
+    return path
+
+
+def load_checkpoint(path: Path, device: str = "cpu") -> dict:
+    """Read a checkpoint written by :class:`Runner` (weights and config)."""
+    path = resolve_checkpoint(path)
+    try:
+        return torch.load(path, map_location=device, weights_only=False)
+    except Exception as exc:
+        raise InputError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from None
+
+
+def build_policy(cfg: TrainCfg, num_obs: int, num_actions: int) -> ActorCritic:
+    """The actor-critic of a run."""
+    try:
+        return ActorCritic(num_obs, num_actions, cfg.policy)
+    except (ValueError, ImportError) as exc:
+        raise InputError(f"policy: {exc}") from None
+
+
+class Runner:
+    """Trains ``cfg`` in ``run_dir`` (created by :meth:`create` or reopened by :meth:`resume`)."""
+
+    def __init__(self, cfg: TrainCfg, run_dir: Path, quiet: bool = False):
+        if not cfg.scenes:
+            raise InputError("--scenes: give at least one training scene folder")
+        self.cfg, self.run_dir, self.quiet = cfg, run_dir, quiet
+        if cfg.torch_threads:
+            torch.set_num_threads(cfg.torch_threads)
+        torch.manual_seed(cfg.seed)
+        self.device = torch.device(cfg.device)
+        self.env = NavVecEnv(cfg.env.env_cfg(cfg.scenes, cfg.seed, cfg.device))
+        self.policy = build_policy(cfg, self.env.num_obs, self.env.num_actions).to(self.device)
+        self.generator = torch.Generator().manual_seed(cfg.seed)
+        self.alg = PPO(
+            self.policy, cfg.ppo, self.env.num_envs, cfg.num_steps_per_env, self.device, self.generator
+        )
+        self.iteration = 0
+        self.env_steps = 0
+        self.wall_s = 0.0
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, cfg: TrainCfg, root: Path, quiet: bool = False) -> Runner:
+        """A new run folder under ``root`` with the resolved config saved."""
+        run_dir = Path(root) / run_name(cfg)
+        run_dir.mkdir(parents=True, exist_ok=False)
+        save_cfg(cfg, run_dir / "config.json")
+        return cls(cfg, run_dir, quiet)
+
+    @classmethod
+    def resume(cls, run_dir: Path, total_steps: int | None = None, quiet: bool = False) -> Runner:
+        """Reopen ``run_dir`` at its latest checkpoint (or from scratch when none was written yet)."""
+        run_dir = Path(run_dir)
+        cfg = load_cfg(run_dir / "config.json")
+        if total_steps is not None and total_steps != cfg.total_steps:
+            cfg = dataclasses.replace(cfg, total_steps=total_steps)
+            save_cfg(cfg, run_dir / "config.json")
+        runner = cls(cfg, run_dir, quiet)
+        if (run_dir / CHECKPOINT).is_file():
+            runner.load(run_dir / CHECKPOINT)
+        return runner
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self) -> Path:
+        """Write ``checkpoints/ckpt_<it>.pt`` and ``checkpoint.pt`` atomically; keep the last few."""
+        state = {
+            "format": "urbanverse-ppo-1",
+            "config": to_dict(self.cfg),
+            "iteration": self.iteration,
+            "env_steps": self.env_steps,
+            "wall_s": self.wall_s,
+            "num_obs": self.env.num_obs,
+            "num_actions": self.env.num_actions,
+            "obs_layout": {k: [s.start, s.stop] for k, s in self.env.obs_layout.items()},
+            "alg": self.alg.state_dict(),
+            "torch_rng": torch.get_rng_state(),
+            "generator": self.generator.get_state(),
+        }
+        ckpt_dir = self.run_dir / "checkpoints"
+        ckpt_dir.mkdir(exist_ok=True)
+        path = ckpt_dir / f"ckpt_{self.iteration:06d}.pt"
+        atomic_save(state, path)
+        atomic_save(state, self.run_dir / CHECKPOINT)
+        for old in sorted(ckpt_dir.glob("ckpt_*.pt"))[:-KEEP_CHECKPOINTS]:
+            old.unlink(missing_ok=True)
+        return path
+
+    def load(self, path: Path) -> None:
+        state = load_checkpoint(path, str(self.device))
+        self.alg.load_state_dict(state["alg"])
+        self.iteration, self.env_steps, self.wall_s = state["iteration"], state["env_steps"], state["wall_s"]
+        torch.set_rng_state(state["torch_rng"])
+        self.generator.set_state(state["generator"])
+        # A different episode stream after a resume: the environments restart their episodes.
+        self.env.reset(seed=self.cfg.seed + 1_000_003 * self.iteration)
+
+    # ------------------------------------------------------------------ training
+    def learn(self) -> dict[str, float]:
+        """Train until ``cfg.total_steps`` (or ``cfg.max_minutes``); returns the last iteration's log row."""
+        cfg, env, alg = self.cfg, self.env, self.alg
+        total_it = cfg.num_iterations
+        obs = env.get_observations().to(self.device)
+        state = self.policy.initial_state(env.num_envs, self.device)
+        resets = torch.ones(env.num_envs, dtype=torch.bool, device=self.device)
+        row: dict[str, float] = {}
+        budget = cfg.max_minutes * 60
+        with RunLogger(self.run_dir, self.iteration, total_it, self.quiet, budget, self.wall_s) as logger:
+            while self.iteration < total_it:
+                t0 = time.perf_counter()
+                ep = _EpisodeStats()
+                self.policy.eval()
+                for _ in range(cfg.num_steps_per_env):
+                    actions, next_state, pending = alg.act(obs, state, resets)
+                    obs, rewards, dones, extras = env.step(actions)
+                    obs, dones = obs.to(self.device), dones.to(self.device)
+                    alg.process_step(pending, rewards, dones, extras, next_state)
+                    state, resets = next_state, dones
+                    ep.add(extras)
+                alg.compute_returns(obs, state, resets)
+                t_collect = time.perf_counter() - t0
+                self.policy.train()
+                losses = alg.update()
+                elapsed = time.perf_counter() - t0
+                self.iteration += 1
+                self.env_steps += cfg.steps_per_iteration
+                self.wall_s += elapsed
+                row = {
+                    "iteration": self.iteration,
+                    "env_steps": self.env_steps,
+                    "wall_s": self.wall_s,
+                    "steps_per_s": cfg.steps_per_iteration / elapsed,
+                    "collect_s": t_collect,
+                    "update_s": elapsed - t_collect,
+                    **ep.summary(),
+                    **losses,
+                }
+                logger.log(row)
+                out_of_time = 0 < cfg.max_minutes * 60 <= self.wall_s
+                if self.iteration % cfg.save_interval == 0 or self.iteration == total_it or out_of_time:
+                    self.save()
+                if out_of_time:
+                    break
+        return row
+
+
+class _EpisodeStats:
+    """Episode-weighted means of the environment's ``extras["log"]`` over one iteration."""
+
+    def __init__(self):
+        self.n = 0
+        self.sums: dict[str, float] = {}
+
+    def add(self, extras: dict) -> None:
+        log = extras.get("log")
+        if not log:
+            return
+        k = int(extras["final_env_ids"].numel())
+        self.n += k
+        ret = sum(v for name, v in log.items() if name.startswith("reward/"))
+        items = {"mean_return": ret, "episode_length": log["episode/length"]}
+        items.update({name.split("/", 1)[1]: v for name, v in log.items() if name.startswith("metrics/")})
+        for name, v in items.items():
+            self.sums[name] = self.sums.get(name, 0.0) + k * v
+
+    def summary(self) -> dict[str, float]:
+        keys = (
+            "mean_return",
+            "success_rate",
+            "spl",
+            "collisions_per_episode",
+            "route_completion",
+            "episode_length",
+        )
+        out = {k: (self.sums.get(k, 0.0) / self.n if self.n else math.nan) for k in keys}
+        out["episodes"] = float(self.n)
+        return out

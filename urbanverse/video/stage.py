@@ -1,0 +1,361 @@
+"""The video stage: ``run_video(path, work_dir, cfg) -> KeyframeSet``.
+
+One decoding pass over the video: every ``step``-th frame is shrunk to an analysis copy for shot-cut
+detection and keyframe selection; keyframes are written at the working resolution as they are chosen
+(files ``kf_s<shot>_f<frame>.<ext>`` in ``work_dir``), then the usable shot(s) are kept and the rest
+deleted. Memory stays at a few frames whatever the video's length.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import cv2
+import numpy as np
+
+from urbanverse.errors import InputError
+from urbanverse.video.decode import (
+    IMAGE_SUFFIXES,
+    exif_focal_35mm,
+    iter_frames,
+    list_images,
+    open_video,
+    read_image,
+    sha256_file,
+    working_size,
+)
+from urbanverse.video.keyframes import KeyframeSelector, ShotCutDetector, hsv_histogram, sharpness
+from urbanverse.video.record import CameraIntrinsics, Keyframe, KeyframeSet, Shot, save_keyframes
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VideoCfg:
+    """Settings of the video stage. Pixel sizes at the working resolution unless stated."""
+
+    max_width: int = 960
+    """Keyframes wider than this are downscaled to it (aspect kept); smaller inputs keep their size."""
+    min_seconds: float = 2.0
+    """Videos shorter than this (seconds) are rejected with ``InputError``."""
+    fov_deg: float = 65.0
+    """Horizontal field-of-view prior (degrees) for the focal-length guess (typical phone main camera)."""
+    focal_px: float | None = None
+    """Known focal length in pixels *of the original resolution*; overrides ``fov_deg`` and EXIF."""
+    per_shot: bool = False
+    """Keep the keyframes of every usable shot (``Keyframe.shot`` tells them apart) instead of the longest."""
+    min_shot_s: float = 1.0
+    """A shot shorter than this (seconds) is not usable."""
+    cut_threshold: float = 0.5
+    """Bhattacharyya distance of consecutive hue/saturation histograms above which a cut is declared."""
+    analysis_width: int = 320
+    """Width (pixels) of the greyscale copy on which cuts and motion are analysed."""
+    analysis_fps: float = 15.0
+    """Frames analysed per second of video (every ``round(fps / analysis_fps)``-th one)."""
+    motion_frac: float = 0.06
+    """New keyframe when the median feature displacement since the last one exceeds this fraction of width."""
+    min_gap_s: float = 0.2
+    """Minimum time between keyframes (seconds)."""
+    max_gap_s: float = 1.5
+    """Maximum time between keyframes (seconds); also sets the rate for a static camera."""
+    max_keyframes: int = 90
+    """Per shot; more are thinned evenly (first and last kept)."""
+    image_format: Literal["jpg", "png"] = "jpg"
+    jpeg_quality: int = 95
+
+    def __post_init__(self) -> None:
+        for name in ("max_width", "analysis_width", "max_keyframes"):
+            if getattr(self, name) < 2:
+                raise ValueError(f"VideoCfg.{name} must be >= 2, got {getattr(self, name)}")
+        for name in ("analysis_fps", "motion_frac", "max_gap_s", "cut_threshold"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"VideoCfg.{name} must be positive, got {getattr(self, name)}")
+        if not 0 < self.fov_deg < 170:
+            raise ValueError(f"VideoCfg.fov_deg must be in (0, 170) degrees, got {self.fov_deg}")
+        if self.focal_px is not None and not self.focal_px > 0:
+            raise ValueError(f"VideoCfg.focal_px must be positive, got {self.focal_px}")
+        if self.min_seconds < 0 or self.min_shot_s < 0 or self.min_gap_s < 0:
+            raise ValueError("VideoCfg.min_seconds, min_shot_s and min_gap_s must be >= 0")
+        if self.min_gap_s > self.max_gap_s:
+            raise ValueError(
+                f"VideoCfg.min_gap_s ({self.min_gap_s}) must not exceed max_gap_s ({self.max_gap_s})"
+            )
+        if not 1 <= self.jpeg_quality <= 100:
+            raise ValueError(f"VideoCfg.jpeg_quality must be in [1, 100], got {self.jpeg_quality}")
+
+
+def _intrinsics(
+    cfg: VideoCfg, orig: tuple[int, int], work: tuple[int, int], exif_f35: float | None = None
+) -> CameraIntrinsics:
+    """Focal length guess: ``cfg.focal_px`` > EXIF 35 mm equivalent > field-of-view prior."""
+    w, h = work
+    s = w / orig[0]
+    if cfg.focal_px is not None:
+        f = cfg.focal_px * s
+        return CameraIntrinsics(width=w, height=h, fx=f, fy=f, cx=w / 2.0, cy=h / 2.0, source="focal_px")
+    if exif_f35 is not None:
+        # 35 mm film is 36 mm wide along its long side.
+        f = exif_f35 / 36.0 * max(w, h)
+        return CameraIntrinsics(width=w, height=h, fx=f, fy=f, cx=w / 2.0, cy=h / 2.0, source="exif")
+    return CameraIntrinsics.from_hfov(w, h, cfg.fov_deg)
+
+
+def _shrink(bgr: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Fast bilinear downscale for analysis (some aliasing is harmless to histograms and pyramidal LK)."""
+    return cv2.resize(bgr, size, interpolation=cv2.INTER_LINEAR)
+
+
+def _clear_old(work_dir: Path) -> None:
+    for old in work_dir.glob("kf_s*_f*.*"):
+        old.unlink()
+
+
+class _Writer:
+    def __init__(self, work_dir: Path, size: tuple[int, int], cfg: VideoCfg) -> None:
+        self.work_dir, self.size, self.cfg = work_dir, size, cfg
+
+    def write(self, shot: int, frame_idx: int, bgr: np.ndarray) -> str:
+        if (bgr.shape[1], bgr.shape[0]) != self.size:
+            bgr = cv2.resize(bgr, self.size, interpolation=cv2.INTER_AREA)
+        name = f"kf_s{shot:02d}_f{frame_idx:06d}.{self.cfg.image_format}"
+        params = [cv2.IMWRITE_JPEG_QUALITY, self.cfg.jpeg_quality] if self.cfg.image_format == "jpg" else []
+        if not cv2.imwrite(str(self.work_dir / name), bgr, params):
+            raise OSError(f"could not write keyframe {self.work_dir / name}")
+        return name
+
+
+def _thin(kfs: list[Keyframe], n_max: int) -> list[Keyframe]:
+    if len(kfs) <= n_max:
+        return kfs
+    keep = np.unique(np.round(np.linspace(0, len(kfs) - 1, n_max)).astype(int))
+    return [kfs[i] for i in keep]
+
+
+def _run_stills(paths: list[Path], source: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
+    t0 = time.perf_counter()
+    warnings: list[str] = []
+    if len(paths) > cfg.max_keyframes:
+        warnings.append(f"{len(paths)} images given; using {cfg.max_keyframes} spread evenly")
+        keep = np.unique(np.round(np.linspace(0, len(paths) - 1, cfg.max_keyframes)).astype(int))
+        paths = [paths[i] for i in keep]
+    first = read_image(paths[0])
+    orig = (first.shape[1], first.shape[0])
+    work = working_size(*orig, cfg.max_width)
+    writer = _Writer(work_dir, work, cfg)
+    keyframes = []
+    for i, p in enumerate(paths):
+        img = first if i == 0 else read_image(p)
+        if (img.shape[1], img.shape[0]) != orig:
+            raise InputError(
+                f"{p}: image size {img.shape[1]}x{img.shape[0]} differs from {paths[0].name}'s "
+                f"{orig[0]}x{orig[1]}; a sequence must come from one camera"
+            )
+        name = writer.write(0, i, img)
+        gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+        keyframes.append(
+            Keyframe(
+                index=i, frame=i, time_s=0.0, image=name, shot=0, sharpness=sharpness(gray), reason="image"
+            )
+        )
+    if source.is_dir():
+        sha = sha256_file_list(paths)
+    else:
+        sha = sha256_file(source)
+    return KeyframeSet(
+        mode="image" if source.is_file() else "images",
+        source=str(source.resolve()),
+        source_sha256=sha,
+        fps=0.0,
+        frame_count=len(paths),
+        duration_s=0.0,
+        original_size=orig,
+        working_size=work,
+        shots=(Shot(index=0, start_frame=0, end_frame=len(paths), start_s=0.0, end_s=0.0),),
+        selected_shots=(0,),
+        keyframes=tuple(keyframes),
+        intrinsics=_intrinsics(cfg, orig, work, exif_focal_35mm(paths[0])),
+        warnings=tuple(warnings),
+        timings_s={"stills": round(time.perf_counter() - t0, 4)},
+    )
+
+
+def sha256_file_list(paths: list[Path]) -> str:
+    """One hash for an ordered list of files: SHA-256 over their names and content hashes."""
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(f"{p.name}\0{sha256_file(p)}\n".encode())
+    return h.hexdigest()
+
+
+def run_video(path: Path, work_dir: Path, cfg: VideoCfg | None = None) -> KeyframeSet:
+    """Validate the input, choose keyframes, write them into ``work_dir`` with ``keyframes.json``.
+
+    ``path`` may be a video file, a still image (one keyframe, ``mode="image"``) or a folder of same-size
+    stills taken in order (``mode="images"``). Raises ``InputError`` (one line naming the file) for a
+    missing file, something that is not a video/image, a video with zero frames, one shorter than
+    ``cfg.min_seconds`` or one whose codec cannot be decoded.
+    """
+    cfg = cfg or VideoCfg()
+    path, work_dir = Path(path), Path(work_dir)
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    work_dir.mkdir(parents=True, exist_ok=True)
+    _clear_old(work_dir)
+    if path.is_dir():
+        kfs = _run_stills(list_images(path), path, work_dir, cfg)
+    elif path.suffix.lower() in IMAGE_SUFFIXES:
+        kfs = _run_stills([path], path, work_dir, cfg)
+    else:
+        kfs = _run_video_file(path, work_dir, cfg)
+    save_keyframes(kfs, work_dir)
+    log.info("video: %d keyframes from %s (%s)", len(kfs.keyframes), path, kfs.mode)
+    return kfs
+
+
+def _too_short(path: Path, seconds: float, cfg: VideoCfg) -> InputError:
+    return InputError(f"{path}: the video is {seconds:.2f} s long; at least {cfg.min_seconds:g} s is needed")
+
+
+def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
+    t0 = time.perf_counter()
+    cap, info, first = open_video(path)
+    warnings: list[str] = []
+    fps = info.fps
+    if not 0.5 <= fps <= 1000:
+        warnings.append(f"container reports {fps:g} fps; assuming 30 fps")
+        fps = 30.0
+    if info.frame_count_meta > 0 and info.frame_count_meta / fps < cfg.min_seconds - 1.0 / fps:
+        cap.release()
+        raise _too_short(path, info.frame_count_meta / fps, cfg)
+
+    orig = (info.width, info.height)
+    work = working_size(*orig, cfg.max_width)
+    aw = min(cfg.analysis_width, work[0])
+    ah = max(2, int(round(orig[1] * aw / orig[0])))
+    motion_thr = cfg.motion_frac * aw
+    step = max(1, int(round(fps / cfg.analysis_fps)))
+    writer = _Writer(work_dir, work, cfg)
+
+    detector = ShotCutDetector(cfg.cut_threshold)
+    selector = KeyframeSelector(motion_px=motion_thr, min_gap_s=cfg.min_gap_s, max_gap_s=cfg.max_gap_s)
+    to_work = work[0] / aw  # analysis px -> working px
+    shot_starts: list[int] = [0]
+    per_shot: list[list[Keyframe]] = [[]]
+    prev: tuple[int, np.ndarray, float, float, float] | None = None  # frame, bgr, t, motion, sharpness
+    last_index = 0
+
+    def add(frame_idx: int, bgr: np.ndarray, t: float, motion: float, sharp: float, reason: str) -> None:
+        shot = len(shot_starts) - 1
+        name = writer.write(shot, frame_idx, bgr)
+        per_shot[-1].append(
+            Keyframe(
+                index=0,
+                frame=frame_idx,
+                time_s=round(t, 6),
+                image=name,
+                shot=shot,
+                motion_px=round(motion * to_work, 3),
+                sharpness=round(sharp, 3),
+                reason=reason,  # type: ignore[arg-type]
+            )
+        )
+
+    def close_shot() -> None:
+        # Take the shot's last analysed frame too when it moved enough since the last keyframe.
+        if prev is None or not per_shot[-1] or per_shot[-1][-1].frame == prev[0]:
+            return
+        frame_idx, bgr, t, motion, sharp = prev
+        if motion >= 0.3 * motion_thr or t - per_shot[-1][-1].time_s >= 0.5 * cfg.max_gap_s:
+            add(frame_idx, bgr, t, motion, sharp, "last")
+
+    try:
+        for i, frame in iter_frames(cap, first, step):
+            last_index = i
+            if frame is None:
+                continue
+            t = i / fps
+            small = _shrink(frame, (aw, ah))
+            gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+            sharp = sharpness(gray)
+            cut, _dist = detector.update(hsv_histogram(small))
+            if i == 0 or cut:
+                if cut:
+                    close_shot()
+                    shot_starts.append(i)
+                    per_shot.append([])
+                selector.start(gray, t)
+                add(i, frame, t, 0.0, sharp, "first")
+            else:
+                dec = selector.update(gray, t)
+                if dec.is_keyframe:
+                    add(i, frame, t, dec.motion_px, sharp, dec.reason)
+            prev = (i, frame, t, selector.last_motion_px, sharp)
+        close_shot()
+    finally:
+        cap.release()
+
+    frame_count = last_index + 1
+    duration = frame_count / fps
+    if info.frame_count_meta > 0 and frame_count < 0.9 * info.frame_count_meta:
+        warnings.append(
+            f"decoding stopped at frame {frame_count} of {info.frame_count_meta} (damaged or truncated)"
+        )
+    if duration < cfg.min_seconds - 1e-9:
+        _clear_old(work_dir)
+        raise _too_short(path, duration, cfg)
+    t_decode = time.perf_counter() - t0
+
+    ends = shot_starts[1:] + [frame_count]
+    shots = tuple(
+        Shot(index=k, start_frame=s, end_frame=e, start_s=round(s / fps, 6), end_s=round(e / fps, 6))
+        for k, (s, e) in enumerate(zip(shot_starts, ends, strict=True))
+    )
+    usable = [s.index for s in shots if s.duration_s >= cfg.min_shot_s and len(per_shot[s.index]) >= 1]
+    longest = max(shots, key=lambda s: s.duration_s).index
+    if not usable:
+        warnings.append(
+            f"no shot lasts {cfg.min_shot_s:g} s; using the longest ({shots[longest].duration_s:.2f} s)"
+        )
+        usable = [longest]
+    if len(shots) > 1:
+        warnings.append(f"{len(shots)} shots detected" + ("" if cfg.per_shot else f"; using shot {longest}"))
+    selected = usable if cfg.per_shot else [longest if longest in usable else usable[0]]
+
+    keyframes: list[Keyframe] = []
+    for k in range(len(shots)):
+        if k in selected:
+            thinned = _thin(per_shot[k], cfg.max_keyframes)
+            if len(thinned) < len(per_shot[k]):
+                warnings.append(f"shot {k}: {len(per_shot[k])} keyframes thinned to {len(thinned)}")
+            dropped = {kf.image for kf in per_shot[k]} - {kf.image for kf in thinned}
+            keyframes.extend(thinned)
+        else:
+            dropped = {kf.image for kf in per_shot[k]}
+        for name in dropped:
+            (work_dir / name).unlink(missing_ok=True)
+    keyframes = [dataclasses.replace(kf, index=n) for n, kf in enumerate(keyframes)]
+    moving = [kf.motion_px for kf in keyframes if kf.reason == "motion"]
+    if len(keyframes) > 1 and not moving:
+        warnings.append("little image motion: the camera looks static (keyframes sampled every max_gap_s)")
+    return KeyframeSet(
+        mode="video",
+        source=str(path.resolve()),
+        source_sha256=sha256_file(path),
+        fps=float(fps),
+        frame_count=frame_count,
+        duration_s=round(duration, 6),
+        original_size=orig,
+        working_size=work,
+        shots=shots,
+        selected_shots=tuple(selected),
+        keyframes=tuple(keyframes),
+        intrinsics=_intrinsics(cfg, orig, work),
+        warnings=tuple(warnings),
+        timings_s={"decode_select": round(t_decode, 4), "total": round(time.perf_counter() - t0, 4)},
+    )

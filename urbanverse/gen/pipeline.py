@@ -35,6 +35,7 @@ from urbanverse.perception.records import (
     save_detections,
 )
 from urbanverse.perception.track import TrackingCfg, run_tracking
+from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import ReconCfg, run_recon
 from urbanverse.records import load_record, record, save_json
@@ -151,12 +152,15 @@ def run_gen(
         track,
         lambda w: load_record(Tracks, w / TRACKS_FILE),
     )
-    recon_key = config_hash(video_key, cfg.recon, oracles.recon is not None)
+    recon_key = config_hash(det_key, cfg.recon, oracles.recon is not None)
 
     def reconstruct(w: Path) -> Reconstruction:
-        if oracles.recon is None:
-            return run_recon(kfs, w, cfg.recon, image_dir=video_work)
-        recon = oracles.recon(kfs)
+        if oracles.recon is not None:
+            recon = oracles.recon(kfs)
+        else:
+            recon = run_recon(kfs, w, cfg.recon, image_dir=video_work)
+            if recon.mode == "single_view":
+                recon = calibrate_with_people(recon, dets)
         save_reconstruction(recon, w)
         return recon
 
@@ -245,6 +249,34 @@ def run_gen(
     )
     save_json(report, out_dir / REPORT_FILE)
     return report
+
+
+#: Height (m) of a standing person, the object-size prior used to calibrate a static camera.
+PERSON_HEIGHT_M = 1.7
+
+
+def calibrate_with_people(recon: Reconstruction, dets: FrameDetections) -> Reconstruction:
+    """A static camera's pitch and height fitted to the people it sees (1.7 m tall, feet on the ground);
+    the reconstruction unchanged when fewer than three people, spread over the image rows, are seen."""
+    boxes = [
+        d.box
+        for f in dets.frames
+        for d in f.detections
+        if d.dynamic and d.category_path[1] == "people" and d.box[3] < recon.intrinsics.height - 2
+    ]
+    if len(boxes) < 3:
+        return recon
+    boxes = np.asarray(boxes, float)
+    bottom = np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, boxes[:, 3]], axis=1)
+    fit = calibrate_from_upright(bottom, boxes[:, 1], PERSON_HEIGHT_M, recon.intrinsics)
+    if fit is None:
+        return recon
+    recalibrated = repose_single_view(recon, fit.pitch_rad, fit.camera_height_m)
+    note = (
+        f"single view: pitch {np.degrees(fit.pitch_rad):.0f} deg and camera height "
+        f"{fit.camera_height_m:.1f} m fitted to {fit.num_objects} people ({PERSON_HEIGHT_M} m tall)"
+    )
+    return dataclasses.replace(recalibrated, warnings=(*recalibrated.warnings, note))
 
 
 def _saved(value, save):

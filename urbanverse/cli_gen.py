@@ -50,8 +50,8 @@ def gen_command(
     scene from the same camera) and report.json (seconds per stage, counts, warnings)."""
     from rich.console import Console
 
+    from urbanverse.config import apply_overrides
     from urbanverse.gen.pipeline import GenCfg, clear_for_error, run_gen
-    from urbanverse.rl.config import apply_overrides
 
     cfg = GenCfg()
     cfg = apply_overrides(

@@ -2,9 +2,8 @@
 
 ``TrainCfg`` nests the environment's own configs (``PointNavCfg``, ``RewardsCfg``,
 ``PedestrianCfg``, ``LidarCfg``, ``DepthCameraCfg``), the policy and PPO settings, so
-``--set env.task.max_goal_distance=15`` or ``--set ppo.learning_rate=3e-4`` reach any field.
-Override values are parsed as JSON where they parse (numbers, booleans, lists, objects)
-and kept as strings otherwise. The resolved tree is saved with every run (``config.json``)
+``--set env.task.max_goal_distance=15`` or ``--set ppo.learning_rate=3e-4`` reach any field
+(``urbanverse.config``). The resolved tree is saved with every run (``config.json``)
 and read back by ``--resume``, ``urbanverse eval`` and ``urbanverse export``.
 """
 
@@ -12,15 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import types
-import typing
 from pathlib import Path
 from typing import Any
 
+from urbanverse.config import apply_overrides, from_dict, to_dict
 from urbanverse.errors import InputError
 from urbanverse.rl.policy import PolicyCfg
 from urbanverse.rl.ppo import PPOCfg
 from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, PedestrianCfg, PointNavCfg, RewardsCfg
+
+__all__ = ["EnvSpec", "TrainCfg", "apply_overrides", "from_dict", "load_cfg", "save_cfg", "to_dict"]
 
 SENSORS = ("lidar", "depth", "rgb")
 
@@ -118,123 +118,6 @@ class TrainCfg:
     @property
     def num_iterations(self) -> int:
         return -(-self.total_steps // self.steps_per_iteration)
-
-
-# ---------------------------------------------------------------------- generic dataclass tools
-def to_dict(cfg: Any) -> Any:
-    """A JSON-ready nested dict of a dataclass tree (tuples become lists, paths strings)."""
-    if dataclasses.is_dataclass(cfg):
-        return {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg) if f.init}
-    if isinstance(cfg, (list, tuple)):
-        return [to_dict(v) for v in cfg]
-    if isinstance(cfg, dict):
-        return {k: to_dict(v) for k, v in cfg.items()}
-    if isinstance(cfg, Path):
-        return str(cfg)
-    return cfg
-
-
-def _coerce(tp: Any, value: Any, where: str) -> Any:
-    """Convert a JSON value to field type ``tp`` (dataclasses, tuples, unions, scalars)."""
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if dataclasses.is_dataclass(tp):
-        if dataclasses.is_dataclass(value):
-            return value
-        if not isinstance(value, dict):
-            raise InputError(f"{where}: expected an object, got {value!r}")
-        return from_dict(tp, value, where)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(a, value, where)
-            except InputError as exc:
-                errors.append(str(exc))
-        raise InputError(errors[0] if errors else f"{where}: cannot use {value!r}")
-    if origin is typing.Literal:
-        if value not in typing.get_args(tp):
-            raise InputError(f"{where}: expected one of {typing.get_args(tp)}, got {value!r}")
-        return value
-    if origin is tuple or tp is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise InputError(f"{where}: expected a list, got {value!r}")
-        args = typing.get_args(tp)
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(args[0], v, where) for v in value)
-        if args and len(args) != len(value):
-            raise InputError(f"{where}: expected {len(args)} values, got {value!r}")
-        return tuple(_coerce(a, v, where) for a, v in zip(args, value, strict=True)) if args else tuple(value)
-    if origin is dict or tp is dict:
-        if not isinstance(value, dict):
-            raise InputError(f"{where}: expected an object, got {value!r}")
-        return dict(value)
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{where}: expected a number, got {value!r}")
-        return float(value)
-    if tp is int:
-        if isinstance(value, bool) or not (
-            isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        ):
-            raise InputError(f"{where}: expected an integer, got {value!r}")
-        return int(value)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise InputError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if tp is str:
-        return str(value)
-    if tp is Path or tp == Path | str:
-        return str(value)
-    return value
-
-
-def from_dict(cls: type, data: dict, where: str = "") -> Any:
-    """Build dataclass ``cls`` from a (possibly partial) nested dict; unknown keys are errors."""
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise InputError(
-            f"{where or cls.__name__}: unknown field(s) {unknown}; valid: {', '.join(sorted(fields))}"
-        )
-    kwargs = {k: _coerce(hints[k], v, f"{where}.{k}" if where else k) for k, v in data.items()}
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{where or cls.__name__}: {exc}") from None
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...]) -> Any:
-    """Return ``cfg`` with every ``a.b.c=value`` in ``overrides`` applied (``--set``)."""
-    data = to_dict(cfg)
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--set {item!r}: expected key=value, e.g. ppo.learning_rate=3e-4")
-        node, parts = data, key.strip().split(".")
-        for i, part in enumerate(parts[:-1]):
-            if not isinstance(node.get(part), dict):
-                raise InputError(f"--set {item!r}: {'.'.join(parts[: i + 1])} is not a config section")
-            node = node[part]
-        if parts[-1] not in node and not (len(parts) >= 2 and parts[-2] == "backbone_overrides"):
-            raise InputError(f"--set {item!r}: no field {key!r} (known here: {', '.join(sorted(node))})")
-        node[parts[-1]] = _parse_value(text.strip())
-    return from_dict(type(cfg), data)
 
 
 def save_cfg(cfg: TrainCfg, path: Path) -> None:

@@ -1,70 +1,45 @@
-"""Structure from motion works on rendered tours as on real video: pycolmap recovers the camera path."""
+"""Structure from motion works on rendered tours as on real video: the camera stage (pycolmap SfM,
+single-threaded so deterministic) recovers a tour's camera path and its metric scale."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from urbanverse.recon.stage import run_recon
 from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.video.stage import run_video
 
-pycolmap = pytest.importorskip("pycolmap")
+pytest.importorskip("pycolmap")
 
 
-def _similarity_align(source: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``source`` points ``(N, 3)`` moved onto ``target`` by the least-squares similarity (Umeyama 1991)."""
+def _similarity_align(source: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, float]:
+    """``source`` points ``(N, 3)`` moved onto ``target`` by the least-squares similarity (Umeyama
+    1991), and that similarity's scale."""
     mu_s, mu_t = source.mean(axis=0), target.mean(axis=0)
     s, t = source - mu_s, target - mu_t
     u, sigma, vt = np.linalg.svd(t.T @ s)
     d = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt))])
     rotation = u @ d @ vt
     scale = np.trace(np.diag(sigma) @ d) / (s**2).sum()
-    return scale * s @ rotation.T + mu_t
+    return scale * s @ rotation.T + mu_t, float(scale)
 
 
-def test_pycolmap_recovers_the_tour_camera_path(example_dir, tmp_path):
-    gt = run_render_tour(
-        example_dir,
-        tmp_path / "tour.mp4",
-        TourCfg(seconds=4.0, fps=5.0, width=480, height=270, seed=3),
-        frames_dir=tmp_path / "frames",
-    )
-    images = tmp_path / "frames" / "rgb"
-    k = gt.intrinsics
-    database = tmp_path / "database.db"
-    extraction = pycolmap.FeatureExtractionOptions()
-    extraction.num_threads = 2
-    extraction.sift.max_num_features = 2000
-    pycolmap.extract_features(
-        database,
-        images,
-        camera_mode=pycolmap.CameraMode.SINGLE,
-        reader_options=pycolmap.ImageReaderOptions(
-            camera_model="PINHOLE", camera_params=f"{k.fx},{k.fy},{k.cx},{k.cy}"
-        ),
-        extraction_options=extraction,
-    )
-    pycolmap.match_sequential(database)
-    mapping = pycolmap.IncrementalPipelineOptions()
-    mapping.ba_refine_focal_length = False
-    mapping.ba_refine_principal_point = False
-    mapping.ba_refine_extra_params = False
-    mapping.num_threads = 2
-    models = pycolmap.incremental_mapping(database, images, tmp_path / "sparse", options=mapping)
-    assert models, "pycolmap reconstructed nothing"
-    model = max(models.values(), key=lambda m: m.num_reg_images())
-    assert model.num_reg_images() >= 0.8 * len(gt.frames)
-
-    estimated, true = [], []
-    for image in model.images.values():
-        cam_from_world = image.cam_from_world() if callable(image.cam_from_world) else image.cam_from_world
-        r, t = cam_from_world.rotation.matrix(), cam_from_world.translation
-        estimated.append(-r.T @ t)
-        true.append(np.reshape(gt.frames[int(Path(image.name).stem)].world_from_camera, (4, 4))[:3, 3])
-    estimated, true = np.array(estimated), np.array(true)
-    error = np.linalg.norm(_similarity_align(estimated, true) - true, axis=1)
+def test_sfm_recovers_the_tour_camera_path_and_scale(example_dir, tmp_path):
+    cfg = TourCfg(seconds=6.0, fps=10.0, width=480, height=270, seed=3)
+    gt = run_render_tour(example_dir, tmp_path / "tour.mp4", cfg)
+    keyframes = run_video(tmp_path / "tour.mp4", tmp_path / "video")
+    recon = run_recon(keyframes, tmp_path / "recon", image_dir=tmp_path / "video")
+    assert recon.mode == "sfm"
+    registered = recon.registered
+    assert len(registered) >= 0.7 * len(keyframes.keyframes)
+    estimated = np.array([k.position for k in registered])
+    true = np.array([np.reshape(gt.frames[k.frame].world_from_camera, (4, 4))[:3, 3] for k in registered])
+    aligned, scale = _similarity_align(estimated, true)
+    error = np.linalg.norm(aligned - true, axis=1)
     path_length = np.linalg.norm(np.diff(true, axis=0), axis=1).sum()
-    assert path_length > 3.0
+    assert path_length > 4.0
     median = float(np.median(error))
     assert median < 0.1, f"median camera error {median:.3f} m over a {path_length:.1f} m walk"
+    # Metric: the scale comes from the ground plane and the 1.6 m camera-height prior (truth: 1.65-1.85 m).
+    assert 0.85 < scale < 1.2

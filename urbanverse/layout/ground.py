@@ -141,7 +141,9 @@ def _polygons(mask: np.ndarray, origin: np.ndarray, cfg: GroundCfg) -> list[shap
             for j in range(len(contours))
             if hierarchy[0][j][3] == k and len(contours[j]) >= 3
         ]
-        poly = shapely.Polygon(shell, holes).buffer(0).simplify(cfg.simplify_m)
+        # Opening (shrink, grow) removes one-cell spikes and slivers before simplifying.
+        poly = shapely.Polygon(shell, holes).buffer(0).buffer(-cfg.cell_m).buffer(cfg.cell_m)
+        poly = poly.simplify(cfg.simplify_m)
         for part in getattr(poly, "geoms", [poly]):
             if part.area >= cfg.min_region_m2 and isinstance(part, shapely.Polygon):
                 out.append(shapely.Polygon(part.exterior))  # scene regions have no holes

@@ -126,7 +126,8 @@ def _orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float
     cls = get_class(category)
     if cls.l1 in ALONG_STREET_L1:
         # Right-hand traffic: a vehicle drives with the road's centre on its left.
-        direction = axis if np.cross(axis, -to_road) < 0 else -axis
+        away = -to_road
+        direction = axis if axis[0] * away[1] - axis[1] * away[0] < 0 else -axis
         return math.atan2(direction[1], direction[0]), "street_axis"
     if cls.l2 in FACING_L2:
         return math.atan2(to_road[1], to_road[0]), "faces_street"

@@ -16,6 +16,8 @@ from urbanverse.scene.record import GroundRegion
 
 #: Walls lower than this (m) are not emitted: the region is flush with z = 0 there.
 _MIN_WALL_HEIGHT = 1e-4
+#: Top triangles smaller than this (m^2) get no collision prism.
+_MIN_PRISM_AREA = 1e-4
 
 
 def _ccw_polygon(region: GroundRegion) -> tuple[np.ndarray, np.ndarray]:
@@ -64,6 +66,9 @@ def top_triangle_prisms(region: GroundRegion) -> list[np.ndarray]:
         upper = top[tri]
         if upper[:, 2].max() < _MIN_WALL_HEIGHT:
             continue
+        (ax, ay), (bx, by) = upper[1, :2] - upper[0, :2], upper[2, :2] - upper[0, :2]
+        if 0.5 * abs(ax * by - ay * bx) < _MIN_PRISM_AREA:
+            continue  # a sliver from a jagged outline: no volume to collide with, and qhull rejects it
         lower = upper.copy()
         lower[:, 2] = 0.0
         prisms.append(np.vstack([lower, upper]))

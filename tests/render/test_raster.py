@@ -127,3 +127,19 @@ def test_instance_and_semantic_ids_match_the_scene(example_dir, eye):
     assert set(np.unique(out.semantic[ground & (out.depth > 0)])) <= ground_ids
     names = semantic_classes()
     assert names[semantic_id("sidewalk")] == "sidewalk" and names[semantic_id("sedan")] == "sedan"
+
+
+def test_thumbnails_render_from_worker_threads():
+    """Each thread gets its own OpenGL context (the viewer materialises assets from worker threads)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from urbanverse.assets.catalogue import build_parts, catalogue_entries
+    from urbanverse.assets.thumbnail import render_thumbnail
+
+    parts = build_parts(catalogue_entries(4)[1])[1]
+    images = [np.asarray(render_thumbnail(parts, 64))]
+    for _ in range(2):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            images.append(np.asarray(pool.submit(render_thumbnail, parts, 64).result()))
+    assert all(np.array_equal(images[0], image) for image in images[1:])
+    assert images[0].std() > 5  # an asset on a ground square, not a blank image

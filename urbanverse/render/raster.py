@@ -20,8 +20,8 @@ no surface was hit (sky). Instance and semantic ids are int32; 0 is "none" (sky)
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -245,20 +245,27 @@ class SceneBuilder:
         return Rasterizer(model, ids[0], ids[1], max_width, max_height)
 
 
-@functools.cache
-def _gl_context():
-    """The process's offscreen OpenGL context: EGL by default, OSMesa when ``MUJOCO_GL=osmesa``.
+_THREAD = threading.local()
 
-    One context serves every rasterizer (each renders into its own offscreen buffer): creating a
-    context costs ~0.25 s, mostly Mesa compiling its shaders again.
+
+def _gl_context():
+    """This thread's offscreen OpenGL context: EGL by default, OSMesa when ``MUJOCO_GL=osmesa``.
+
+    One context per thread serves every rasterizer made there (each renders into its own offscreen
+    buffer): creating a context costs ~0.25 s, mostly Mesa compiling its shaders again, and a
+    context can be current in one thread only (the viewer renders thumbnails from worker threads).
     """
+    context = getattr(_THREAD, "context", None)
+    if context is not None:
+        return context
     backend = os.environ.get("MUJOCO_GL", "egl").lower()
     try:
         if backend == "osmesa":
             from mujoco.osmesa import GLContext
         else:
             from mujoco.egl import GLContext
-        return GLContext(64, 64)
+        _THREAD.context = GLContext(64, 64)
+        return _THREAD.context
     except Exception as exc:  # missing libEGL / libOSMesa raise ImportError, RuntimeError or OSError
         raise MissingDependencyError(
             f"no headless OpenGL ({backend}): {exc}. Install Mesa, e.g. "
@@ -278,7 +285,10 @@ class RasterOutput:
 
 
 class Rasterizer:
-    """Renders a compiled scene from any pinhole camera; holds an OpenGL context until :meth:`close`."""
+    """Renders a compiled scene from any pinhole camera; holds GPU-side buffers until :meth:`close`.
+
+    Use it from the thread that built it (its buffers live in that thread's OpenGL context).
+    """
 
     def __init__(
         self, model, instance_of_geom: np.ndarray, semantic_of_geom: np.ndarray, max_w: int, max_h: int

@@ -143,3 +143,19 @@ def test_thumbnails_render_from_worker_threads():
             images.append(np.asarray(pool.submit(render_thumbnail, parts, 64).result()))
     assert all(np.array_equal(images[0], image) for image in images[1:])
     assert images[0].std() > 5  # an asset on a ground square, not a blank image
+
+
+def test_a_lone_triangle_renders():
+    """A triangular ground region has three vertices; MuJoCo needs four (split at the centroid)."""
+    builder = SceneBuilder()
+    tri = np.array([[0.0, -2.0, 0.0], [6.0, 0.0, 0.0], [0.0, 2.0, 0.0]])
+    faces = np.array([[0, 1, 2]])
+    builder.add_mesh("tri", tri, faces, triplanar_uv(tri, faces, 1.0))
+    builder.add_texture("grey", np.full((8, 8, 3), 180, np.uint8))
+    builder.add_instance(
+        "tri", position=(0, 0, 0), quat_wxyz=(1, 0, 0, 0), rgba=(1, 1, 1, 1), texture="grey",
+        instance_id=0, semantic_id=1, bounds=np.array([tri.min(axis=0), tri.max(axis=0)]),
+    )  # fmt: skip
+    with builder.build(Lighting(), 64, 48) as raster:
+        out = raster.render(PinholeCamera.from_hfov(64, 48, 60.0), look_at((2, 0, 3), (2.01, 0, 0)))
+    assert (out.semantic == 1).sum() > 100

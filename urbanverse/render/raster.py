@@ -20,6 +20,8 @@ no surface was hit (sky). Instance and semantic ids are int32; 0 is "none" (sky)
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Sequence
@@ -98,6 +100,17 @@ def triplanar_uv(vertices: np.ndarray, faces: np.ndarray, tile_m: float) -> np.n
     return uv / tile_m
 
 
+def _split_at_centroid(vertices: np.ndarray, faces: np.ndarray, uv: np.ndarray | None):
+    """One triangle ``(3, 3)`` as three around its centroid (same surface, four vertices)."""
+    v = np.vstack([vertices, vertices.mean(axis=0)])
+    f = np.array([[0, 1, 3], [1, 2, 3], [2, 0, 3]])
+    if uv is not None:
+        corners = np.asarray(uv).reshape(3, 2)
+        centre = corners.mean(axis=0)
+        uv = np.stack([[corners[a], corners[b], centre] for a, b, _ in f])
+    return v, f, uv
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Lighting:
     """Sun, sky and ambient light. Colours are display (sRGB) values in [0, 1]."""
@@ -150,6 +163,8 @@ class SceneBuilder:
         """A mesh in its own frame. ``uv``: per-corner coordinates ``(F, 3, 2)`` or None."""
         vertices = np.asarray(vertices, np.float64)
         faces = np.asarray(faces, np.int64)
+        if len(vertices) < 4:  # MuJoCo needs 4 vertices: split a lone triangle at its centroid
+            vertices, faces, uv = _split_at_centroid(vertices, faces, uv)
         mesh = self.spec.add_mesh(name=name)
         mesh.uservert = vertices.ravel().tolist()
         mesh.userface = faces.ravel().tolist()
@@ -248,6 +263,17 @@ class SceneBuilder:
 _THREAD = threading.local()
 
 
+def _load_triton_first() -> None:
+    """Import Triton (shipped with CUDA builds of torch) before Mesa starts its LLVM-based rasterizer.
+
+    Both bundle LLVM; Triton imported after a Mesa context exists crashes the process (segmentation
+    fault, measured with torch 2.14.1 + Mesa 22.3), while the other order works. transformers imports
+    Triton lazily, so without this a render followed by a text embedding would crash.
+    """
+    if importlib.util.find_spec("triton") is not None:
+        importlib.import_module("triton")
+
+
 def _gl_context():
     """This thread's offscreen OpenGL context: EGL by default, OSMesa when ``MUJOCO_GL=osmesa``.
 
@@ -259,6 +285,7 @@ def _gl_context():
     if context is not None:
         return context
     backend = os.environ.get("MUJOCO_GL", "egl").lower()
+    _load_triton_first()
     try:
         if backend == "osmesa":
             from mujoco.osmesa import GLContext

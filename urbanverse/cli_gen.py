@@ -30,12 +30,10 @@ def gen_command(
     detector: Annotated[
         str,
         typer.Option(
-            help="'ssd' (offline default) or a YOLO / YOLO-World weights file (needs urbanverse[yolo])."
+            help="'ssd' (offline default) or a YOLO / YOLO-World weights file "
+            "(needs the yolo extra: pip install 'urbanverse\\[yolo]')."
         ),
     ] = "ssd",
-    per_shot: Annotated[
-        bool, typer.Option(help="Use every shot of an edited video, not only the longest.")
-    ] = False,
     resume: Annotated[
         bool, typer.Option(help="Skip stages whose inputs and settings did not change.")
     ] = True,
@@ -60,7 +58,6 @@ def gen_command(
             f"recon.camera_height_m={camera_height}",
             f"cousins.k={cousins}",
             f"detection.detector={json.dumps(detector)}",
-            f"video.per_shot={json.dumps(per_shot)}",
             *(overrides or []),
         ],
     )

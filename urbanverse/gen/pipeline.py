@@ -122,6 +122,8 @@ def run_gen(
     kfs = runner.run(
         "01_video", video_key, KEYFRAMES_FILE, lambda w: run_video(source, w, cfg.video), load_keyframes
     )
+    if len(kfs.selected_shots) > 1:
+        raise InputError("video.per_shot: gen builds one scene from one shot; leave per_shot off")
     video_work = out_dir / "work" / "01_video"
     frames = _frames(video_work, kfs)
     det_key = config_hash(video_key, cfg.detection, oracles.detections is not None)

@@ -12,12 +12,12 @@ import math
 from pathlib import Path
 
 import numpy as np
-import shapely
 
 from urbanverse.layout.ground import GroundLayout
 from urbanverse.layout.lift import LiftedObjects
 from urbanverse.recon.record import Reconstruction
 from urbanverse.retrieval.cousins import CousinSet, asset_of
+from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
     DEFAULT_CURB_HEIGHT,
@@ -83,11 +83,6 @@ def ground_regions(layout: GroundLayout, materials: dict[str, str], scene_dir: P
     return regions
 
 
-def _elevation_at(regions: list[GroundRegion], xy) -> float:
-    point = shapely.Point(xy)
-    return max((r.elevation for r in regions if shapely.Polygon(r.polygon).contains(point)), default=0.0)
-
-
 def place_objects(
     lifted: LiftedObjects, cousins: CousinSet, regions: list[GroundRegion], scene_dir: Path
 ) -> tuple[list[SceneObject], list[str]]:
@@ -102,7 +97,7 @@ def place_objects(
         assets = [asset_of(uid) for uid in match.uids]
         refs = [install_asset(a, scene_dir) for a in assets]
         chosen = assets[0]
-        z = _elevation_at(regions, obj.position[:2])
+        z = float(top_height_at(regions, np.asarray(obj.position[:2]))[0])
         objects.append(
             SceneObject(
                 id=f"{obj.category}_{len(objects):03d}",

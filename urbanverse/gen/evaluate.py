@@ -26,6 +26,7 @@ import shapely
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import ALONG_STREET_L1, FACING_L2
 from urbanverse.render.tour import TourGroundTruth
+from urbanverse.scene.ground import footprint
 from urbanverse.scene.record import Scene
 
 #: True ground types scored as one of the generated types.
@@ -57,15 +58,8 @@ def planar_alignment(generated: Scene, truth: TourGroundTruth) -> np.ndarray:
     return out
 
 
-def _footprint(position, yaw: float, size) -> shapely.Polygon:
-    c, s = math.cos(yaw), math.sin(yaw)
-    half = np.asarray(size[:2]) / 2
-    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
-    return shapely.Polygon(corners @ np.array([[c, s], [-s, c]]) + np.asarray(position[:2]))
-
-
 def _iou3d(a, b) -> float:
-    fa, fb = _footprint(*a[:3]), _footprint(*b[:3])
+    fa, fb = footprint(*a[:3]), footprint(*b[:3])
     inter_xy = fa.intersection(fb).area
     if inter_xy <= 0:
         return 0.0

@@ -61,7 +61,6 @@ def finish_scene(
     """Fix interpenetrations (when ``cfg.physics_fix``), then save scene.json, scene.usda and previews."""
     fixes: list[str] = []
     if cfg.physics_fix and scene.objects:
-        save_scene(scene, scene_dir)  # the checker reads assets relative to the scene folder
         scene, fixes = fix_penetrations(scene, scene_dir)
     save_scene(scene, scene_dir)
     write_usd(scene, scene_dir)

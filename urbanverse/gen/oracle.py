@@ -30,11 +30,11 @@ def _scale(gt: TourGroundTruth, kfs: KeyframeSet) -> float:
 def oracle_reconstruction(gt: TourGroundTruth, kfs: KeyframeSet) -> Reconstruction:
     """True intrinsics (at the working size) and true camera poses for every keyframe, lowered so that
     the pavement the camera walks on is z = 0, as the camera stage puts it."""
-    from urbanverse.render.walk import ground_height
+    from urbanverse.scene.ground import top_height_at
     from urbanverse.scene.record import load_scene
 
     path = np.array([np.reshape(f.world_from_camera, (4, 4))[:2, 3] for f in gt.frames])
-    pavement = float(np.median(ground_height(load_scene(gt.scene_dir), path)))
+    pavement = float(np.median(top_height_at(load_scene(gt.scene_dir).ground, path)))
     s = _scale(gt, kfs)
     k = gt.intrinsics
     intrinsics = CameraIntrinsics(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from urbanverse.config import to_dict
 from urbanverse.records import save_json
 
 MANIFEST = "manifest.json"
@@ -24,21 +25,7 @@ MANIFEST = "manifest.json"
 def config_hash(*parts: Any) -> str:
     """A stable hash of dataclass configs and plain values."""
 
-    def plain(x):
-        if dataclasses.is_dataclass(x):
-            return {
-                "__type__": type(x).__name__,
-                **{f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x)},
-            }
-        if isinstance(x, list | tuple):
-            return [plain(v) for v in x]
-        if isinstance(x, dict):
-            return {str(k): plain(v) for k, v in x.items()}
-        if isinstance(x, Path):
-            return str(x)
-        return x
-
-    return hashlib.sha256(json.dumps(plain(parts), sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(to_dict(parts), sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclasses.dataclass

@@ -19,6 +19,7 @@ import scipy.sparse.csgraph
 import shapely
 
 from urbanverse.errors import InputError
+from urbanverse.scene.ground import footprint, top_height_at
 from urbanverse.scene.record import Scene
 
 #: Ground types a pedestrian walks on.
@@ -61,12 +62,10 @@ def _walkable(scene: Scene, clearance: float) -> shapely.Geometry:
     ground = [shapely.Polygon(r.polygon) for r in scene.ground if r.type in PEDESTRIAN_GROUND]
     if not ground:
         raise InputError(f"scene {scene.name!r}: no sidewalk, ramp, crosswalk or plaza to walk on")
-    blocked = []
-    for obj in scene.objects:
-        half = np.asarray(obj.size[:2]) * np.asarray(obj.scale[:2]) / 2 + clearance
-        c, s = math.cos(obj.yaw), math.sin(obj.yaw)
-        corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
-        blocked.append(shapely.Polygon(corners @ np.array([[c, s], [-s, c]]) + obj.position[:2]))
+    blocked = [
+        footprint(obj.position, obj.yaw, np.asarray(obj.size[:2]) * obj.scale[:2], clearance)
+        for obj in scene.objects
+    ]
     walk = shapely.union_all(ground).buffer(-0.3)  # keep off the curb edge
     return walk.difference(shapely.union_all(blocked)) if blocked else walk
 
@@ -156,15 +155,6 @@ def _speed_profile(
     return speed * factor
 
 
-def ground_height(scene: Scene, xy: np.ndarray) -> np.ndarray:
-    """Top height (m) of the highest ground region under each point ``(N, 2)``; 0 outside all regions."""
-    z = np.zeros(len(xy))
-    for region in scene.ground:
-        inside = shapely.contains_xy(shapely.Polygon(region.polygon), xy[:, 0], xy[:, 1])
-        z[inside] = np.maximum(z[inside], region.elevation)
-    return z
-
-
 def walk_poses(
     scene: Scene, route: np.ndarray, seconds: float, fps: float, cfg: WalkCfg, rng: np.random.Generator
 ) -> np.ndarray:
@@ -202,7 +192,7 @@ def walk_poses(
     roll = math.radians(0.8) * np.sin(stride / 2)
     side = np.column_stack([-np.sin(heading), np.cos(heading)])
     xy = xy + (cfg.sway_m * walking * np.sin(stride / 2))[:, None] * side
-    floor = scipy.ndimage.gaussian_filter1d(ground_height(scene, xy), 0.3 * fps, mode="nearest")
+    floor = scipy.ndimage.gaussian_filter1d(top_height_at(scene.ground, xy), 0.3 * fps, mode="nearest")
     z = floor + rng.uniform(*cfg.height_range) + cfg.bob_m * walking * np.cos(stride)
     return np.stack([_pose(p, zz, a, b, c) for p, zz, a, b, c in zip(xy, z, yaw, pitch, roll, strict=True)])
 

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from urbanverse.assets.catalogue import CatalogueEntry, record_of
+from urbanverse.assets.catalogue import CatalogueEntry, entry_of, record_of
 from urbanverse.assets.generators import GENERATORS
 from urbanverse.assets.record import Asset
 from urbanverse.assets.taxonomy import get_class
@@ -112,6 +112,4 @@ def rank_cousins(
 
 def asset_of(uid: str) -> Asset:
     """The record of a procedural asset uid (``<generator>-<seed>``)."""
-    from urbanverse.assets.catalogue import entry_of
-
     return record_of(entry_of(uid))

@@ -78,3 +78,30 @@ def top_triangle_prisms(region: GroundRegion) -> list[np.ndarray]:
 def planar_uv(vertices: np.ndarray, tile_m: float) -> np.ndarray:
     """Texture coordinates ``(V, 2)`` from world x, y: one texture tile every ``tile_m`` metres."""
     return vertices[:, :2] / tile_m
+
+
+def top_height_at(regions, xy: np.ndarray) -> np.ndarray:
+    """Top of the ground (m) at points ``(N, 2)``: the highest region there, interpolated on its top
+    triangles (ramps slope); 0 off the ground."""
+    xy = np.asarray(xy, dtype=np.float64).reshape(-1, 2)
+    best = np.zeros(len(xy))
+    for region in regions:
+        verts, tris = top_triangles(region)
+        for a, b, c in verts[tris]:
+            m = np.array([b[:2] - a[:2], c[:2] - a[:2]]).T
+            if abs(np.linalg.det(m)) < 1e-12:
+                continue
+            u, v = np.linalg.solve(m, (xy - a[:2]).T)
+            inside = (u >= -1e-9) & (v >= -1e-9) & (u + v <= 1 + 1e-9)
+            z = a[2] + u * (b[2] - a[2]) + v * (c[2] - a[2])
+            best = np.where(inside, np.maximum(best, z), best)
+    return best
+
+
+def footprint(position, yaw: float, size, margin: float = 0.0) -> shapely.Polygon:
+    """An object's oriented footprint rectangle in the world xy plane: ``size`` (length, width, ...) m
+    grown by ``margin`` m on every side, rotated by ``yaw`` rad about ``position`` (x, y, ...)."""
+    c, s = np.cos(yaw), np.sin(yaw)
+    half = np.asarray(size[:2], dtype=np.float64) / 2 + margin
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * half
+    return shapely.Polygon(corners @ np.array([[c, s], [-s, c]]) + np.asarray(position[:2], dtype=np.float64))

@@ -22,8 +22,8 @@ import shapely
 import shapely.affinity
 
 from urbanverse.errors import InputError
-from urbanverse.scene.ground import top_triangles
-from urbanverse.scene.record import Scene, SceneObject, load_scene
+from urbanverse.scene.ground import footprint, top_height_at
+from urbanverse.scene.record import Scene, load_scene
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.task import PointNavCfg, RewardsCfg
 
@@ -55,30 +55,6 @@ def scene_usd(scene_dir: Path, write: bool = True) -> Path:
     return Path(write_usd(load_scene(scene_dir), scene_dir, "usda")).resolve()
 
 
-def _ground_height(scene: Scene, x: float, y: float) -> float:
-    """Top of the ground at (x, y) (m): the highest region there, interpolated on its top triangles
-    (ramps slope), 0 off the ground."""
-    best = 0.0
-    for region in scene.ground:
-        verts, tris = top_triangles(region)
-        for a, b, c in verts[tris]:
-            m = np.array([b[:2] - a[:2], c[:2] - a[:2]]).T
-            u, v = np.linalg.solve(m, np.array([x, y]) - a[:2])
-            if u >= -1e-9 and v >= -1e-9 and u + v <= 1 + 1e-9:
-                best = max(best, float(a[2] + u * (b[2] - a[2]) + v * (c[2] - a[2])))
-                break
-    return best
-
-
-def _footprint(obj: SceneObject) -> shapely.Polygon:
-    """The object's oriented footprint rectangle in the world xy plane."""
-    half_l, half_w = 0.5 * obj.size[0], 0.5 * obj.size[1]
-    box = shapely.Polygon([(half_l, half_w), (-half_l, half_w), (-half_l, -half_w), (half_l, -half_w)])
-    return shapely.affinity.translate(
-        shapely.affinity.rotate(box, obj.yaw, origin=(0, 0), use_radians=True), *obj.position[:2]
-    )
-
-
 def spawn_points(scene: Scene, clearance: float, spacing: float = 0.5) -> np.ndarray:
     """Points ``(P, 3)`` on a ``spacing`` grid inside the walkable area (or the walkable ground types),
     at least ``clearance`` metres from every object footprint; z is the ground top there."""
@@ -88,7 +64,7 @@ def spawn_points(scene: Scene, clearance: float, spacing: float = 0.5) -> np.nda
         area = shapely.union_all(
             [shapely.Polygon(r.polygon) for r in scene.ground if r.type in WALKABLE_TYPES]
         )
-    blocked = shapely.union_all([_footprint(o) for o in scene.objects])
+    blocked = shapely.union_all([footprint(o.position, o.yaw, o.size) for o in scene.objects])
     free = area.buffer(-clearance).difference(blocked.buffer(clearance))
     if free.is_empty:
         raise InputError(f"scene {scene.name}: no free walkable ground {clearance} m away from objects")
@@ -98,7 +74,7 @@ def spawn_points(scene: Scene, clearance: float, spacing: float = 0.5) -> np.nda
     xy = xy[shapely.contains_xy(free, xy[:, 0], xy[:, 1])]
     if len(xy) < 2:
         raise InputError(f"scene {scene.name}: fewer than two spawn points; the walkable area is too small")
-    z = np.array([_ground_height(scene, x, y) for x, y in xy])
+    z = top_height_at(scene.ground, xy)
     return np.column_stack([xy, z])
 
 

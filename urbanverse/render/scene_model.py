@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from urbanverse.assets.mujoco_body import yaw_quat
 from urbanverse.assets.record import load_asset, load_visual_parts
 from urbanverse.assets.taxonomy import TAXONOMY
 from urbanverse.render.appearance import AssetMesh, add_asset_meshes, detail_texture_name, srgb
@@ -51,10 +52,6 @@ def _class_ids() -> dict[str, int]:
 def semantic_id(category: str) -> int:
     """Semantic id of a ground type or an object's L3 category."""
     return _class_ids().get(category, OTHER_OBJECT)
-
-
-def _yaw_quat(yaw: float) -> tuple[float, float, float, float]:
-    return (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
 
 
 def _load_texture(path: Path) -> np.ndarray:
@@ -116,7 +113,7 @@ def _add_objects(builder: SceneBuilder, scene: Scene, scene_dir: Path) -> None:
             builder.add_instance(
                 mesh.name,
                 position=obj.position,
-                quat_wxyz=_yaw_quat(obj.yaw),
+                quat_wxyz=yaw_quat(obj.yaw),
                 rgba=mesh.rgba,
                 texture=mesh.texture,
                 instance_id=i + 1,

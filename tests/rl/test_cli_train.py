@@ -141,10 +141,22 @@ def test_sb3_ppo_trains_a_few_iterations_and_evaluates(tmp_path):
     assert json.loads(result.stdout)["overall"]["episodes"] == 2
 
 
+def test_rgb_camera_policy_trains_and_evaluates(tmp_path):
+    args = ["train", "--scenes", str(EXAMPLE), "--sensor", "rgb", "--steps", "256", "--runs-dir", str(tmp_path)]
+    small = ["--set", "env.rgb.height=12", "--set", "env.rgb.width=16"]
+    result = runner.invoke(app, args + TINY + small)
+    assert result.exit_code == 0, result.output
+    (run_dir,) = tmp_path.iterdir()
+    assert run_dir.name.startswith("pointnav-wheeled-rgb__") and _iterations(run_dir) == [1, 2]
+    result = runner.invoke(app, ["eval", str(run_dir), "--episodes", "1", "--json", "--animate", "0"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["overall"]["episodes"] == 1
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["train", "--scenes", str(EXAMPLE), "--sensor", "rgb"], "renderer"),
+        (["train", "--scenes", str(EXAMPLE), "--sensor", "sonar"], "--sensor"),
         (["train", "--scenes", str(EXAMPLE), "--backbone", "transformer"], "--backbone"),
         (["train"], "--scenes"),
         (["train", "--scenes", str(EXAMPLE), "--set", "ppo.nope=1"], "nope"),

@@ -47,6 +47,6 @@ def test_bad_overrides_name_the_field(item, words):
         apply_overrides(TrainCfg(scenes=("a",)), [item])
 
 
-def test_rgb_sensor_asks_for_the_renderer_camera():
-    with pytest.raises(InputError, match="renderer"):
-        EnvSpec(sensor="rgb")
+def test_rgb_sensor_builds_an_env_with_the_camera_only():
+    cfg = EnvSpec(sensor="rgb").env_cfg(("a",), seed=0, device="cpu")
+    assert cfg.rgb is not None and cfg.lidar is None and cfg.depth is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -77,7 +78,7 @@ def test_numba_table_and_scan_match_torch(example, monkeypatch):
     fast = kernels.build_range_lut(
         example.worlds[0].sdf, example.worlds[0].origin, 0.05, 0.5, 16, cfg.max_range
     )
-    slow = lut_reference(example, 0, cfg)
+    slow = lut_reference(example, example.sdf, 0, cfg)
     diff = np.abs(fast.astype(int) - slow.astype(int))  # centimetres
     # float64 (numba) and float32 (torch) positions differ in the last bits; a beam grazing a cell
     # corner can then hit or pass it, so a few in a thousand differ by more than a cell.
@@ -93,6 +94,25 @@ def test_numba_table_and_scan_match_torch(example, monkeypatch):
     monkeypatch.setattr(kernels, "available", lambda device: False)
     torch_ranges = lidar.compute(scene, pos, yaw, peds, 0.3)
     assert torch.allclose(fused, torch_ranges, atol=1e-3)
+
+
+@pytest.mark.parametrize("method", ["lut", "sphere"])
+def test_lidar_sees_curbs_the_robot_cannot_climb(example, method):
+    # Example street: on the road at x = -15 the 15 cm north curb is 2.5 m ahead (+y) of y = 1;
+    # at x = 0 the crosswalk leads onto the curb ramp (x in [-2, 2]), which is no wall.
+    cfg = LidarCfg(num_beams=4, method=method, lut_resolution=0.1, lut_directions=64, max_range=5.0)
+    scene = torch.zeros(2, dtype=torch.long)
+    pos = torch.tensor([[-15.0, 1.0], [0.0, 1.0]])
+    north = torch.full((2,), math.pi / 2)
+    ahead = 2  # beams at -pi, -pi/2, 0, pi/2 about body +x
+    wheeled = Lidar(cfg, example, 2, "cpu", step_height=0.05).compute(scene, pos, north)
+    legged = Lidar(cfg, example, 2, "cpu", step_height=0.20).compute(scene, pos, north)
+    blind = Lidar(dataclasses.replace(cfg, sees_steps=False), example, 2, "cpu", 0.05).compute(
+        scene, pos, north
+    )
+    assert wheeled[0, ahead] == pytest.approx(2.5, abs=0.1)
+    assert wheeled[1, ahead] > 3.5  # up the ramp
+    assert legged[0, ahead] > 3.5 and blind[0, ahead] > 3.5
 
 
 def test_depth_camera_sees_wall_ground_and_pedestrian(plaza):

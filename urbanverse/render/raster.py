@@ -128,6 +128,17 @@ class Lighting:
     """Penumbra softness of the sun's shadow map filtering (MuJoCo light ``softness``)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Capsule:
+    """A moving vertical capsule drawn over the static scene (a pedestrian): base centre ``(x, y, z)``
+    on the ground (m), ``radius`` and total ``height`` (m), linear ``rgba`` in [0, 1]."""
+
+    base: tuple[float, float, float]
+    radius: float
+    height: float
+    rgba: tuple[float, float, float, float]
+
+
 class SceneBuilder:
     """Collects textures, meshes and placed instances, then compiles a :class:`Rasterizer`."""
 
@@ -220,8 +231,9 @@ class SceneBuilder:
         self._lo = np.minimum(self._lo, bounds[0])
         self._hi = np.maximum(self._hi, bounds[1])
 
-    def build(self, lighting: Lighting, max_width: int, max_height: int) -> Rasterizer:
-        """Compile the model (sky, sun, ambient) and open a rendering context."""
+    def build(self, lighting: Lighting, max_width: int, max_height: int, max_capsules: int = 0) -> Rasterizer:
+        """Compile the model (sky, sun, ambient) and open a rendering context that can draw up to
+        ``max_capsules`` moving capsules per view."""
         mj, spec = self._mj, self.spec
         sky = spec.add_texture(name="sky", type=mj.mjtTexture.mjTEXTURE_SKYBOX, width=64, height=64)
         sky.builtin = mj.mjtBuiltin.mjBUILTIN_GRADIENT
@@ -257,7 +269,7 @@ class SceneBuilder:
         model.vis.map.zfar = 2000.0 / model.stat.extent
         model.vis.map.shadowclip = 1.2
         ids = np.asarray(self.instance_of_geom, np.int32), np.asarray(self.semantic_of_geom, np.int32)
-        return Rasterizer(model, ids[0], ids[1], max_width, max_height)
+        return Rasterizer(model, ids[0], ids[1], max_width, max_height, max_capsules)
 
 
 _THREAD = threading.local()
@@ -318,7 +330,13 @@ class Rasterizer:
     """
 
     def __init__(
-        self, model, instance_of_geom: np.ndarray, semantic_of_geom: np.ndarray, max_w: int, max_h: int
+        self,
+        model,
+        instance_of_geom: np.ndarray,
+        semantic_of_geom: np.ndarray,
+        max_w: int,
+        max_h: int,
+        max_capsules: int = 0,
     ):
         import mujoco
 
@@ -333,7 +351,8 @@ class Rasterizer:
         self._con = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_100)
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN, self._con)
         self._con.readDepthMap = mujoco.mjtDepthMap.mjDEPTH_ZEROFAR
-        self._scene = mujoco.MjvScene(model, maxgeom=model.ngeom + 16)
+        self.max_capsules = max_capsules
+        self._scene = mujoco.MjvScene(model, maxgeom=model.ngeom + 16 + max_capsules)
         self._opt = mujoco.MjvOption()
         self._cam = mujoco.MjvCamera()
         self._cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
@@ -357,10 +376,37 @@ class Rasterizer:
         d.cam_xpos[0] = world_from_camera[:3, 3]
         d.cam_xmat[0] = (world_from_camera[:3, :3] @ _CV_TO_MJ).ravel()
 
+    def _add_capsules(self, capsules: Sequence[Capsule]) -> None:
+        """Append capsules to the scene built by ``mjv_updateScene`` (MuJoCo's decor geoms)."""
+        mj, scn = self._mj, self._scene
+        if len(capsules) > self.max_capsules:
+            raise ValueError(f"render: {len(capsules)} capsules, this rasterizer draws {self.max_capsules}")
+        eye = np.eye(3).ravel()
+        for c in capsules:
+            half = max(0.5 * c.height - c.radius, 0.0)
+            centre = np.array([c.base[0], c.base[1], c.base[2] + c.radius + half])
+            mj.mjv_initGeom(
+                scn.geoms[scn.ngeom],
+                mj.mjtGeom.mjGEOM_CAPSULE,
+                np.array([c.radius, half, 0.0]),
+                centre,
+                eye,
+                np.asarray(c.rgba, np.float32),
+            )
+            scn.ngeom += 1
+
     def render(
-        self, camera: PinholeCamera, world_from_camera: np.ndarray, *, ids: bool = True
+        self,
+        camera: PinholeCamera,
+        world_from_camera: np.ndarray,
+        *,
+        ids: bool = True,
+        capsules: Sequence[Capsule] = (),
     ) -> RasterOutput:
-        """Render one view. With ``ids=False`` only ``rgb`` is filled (depth and ids are empty arrays)."""
+        """Render one view, with ``capsules`` drawn over the static scene (instance and semantic id 0).
+
+        With ``ids=False`` only ``rgb`` is filled (depth and ids are empty arrays).
+        """
         mj = self._mj
         w, h = camera.width, camera.height
         if w > self.max_size[0] or h > self.max_size[1]:
@@ -374,6 +420,7 @@ class Rasterizer:
         mj.mjv_updateScene(
             self.model, self.data, self._opt, None, self._cam, mj.mjtCatBit.mjCAT_ALL, self._scene
         )
+        self._add_capsules(capsules)
         rgb = np.empty((h, w, 3), np.uint8)
         mj.mjr_render(rect, self._scene, self._con)
         mj.mjr_readPixels(rgb, None, rect, self._con)

@@ -139,10 +139,16 @@ def scene_lighting(scene: Scene, shadows: bool = True) -> Lighting:
 
 
 def build_rasterizer(
-    scene: Scene, scene_dir: Path, max_width: int, max_height: int, shadows: bool = True
+    scene: Scene,
+    scene_dir: Path,
+    max_width: int,
+    max_height: int,
+    shadows: bool = True,
+    max_capsules: int = 0,
 ) -> Rasterizer:
-    """A rasterizer of the whole scene for images up to ``max_width`` x ``max_height`` pixels."""
+    """A rasterizer of the whole scene for images up to ``max_width`` x ``max_height`` pixels that
+    can draw ``max_capsules`` moving capsules (pedestrians) per view."""
     builder = SceneBuilder()
     _add_ground(builder, scene, Path(scene_dir))
     _add_objects(builder, scene, Path(scene_dir))
-    return builder.build(scene_lighting(scene, shadows), max_width, max_height)
+    return builder.build(scene_lighting(scene, shadows), max_width, max_height, max_capsules)

@@ -12,7 +12,7 @@ from urbanverse.sim.env import NavVecEnv
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.pedestrians import PedestrianCfg
 from urbanverse.sim.robots import LEGGED, WHEELED, RobotCfg
-from urbanverse.sim.sensors import DepthCameraCfg, LidarCfg
+from urbanverse.sim.sensors import DepthCameraCfg, LidarCfg, RgbCameraCfg
 from urbanverse.sim.task import PointNavCfg, RewardsCfg
 from urbanverse.sim.world import WorldCfg, compile_world
 
@@ -32,6 +32,7 @@ __all__ = [
     "PedestrianCfg",
     "PointNavCfg",
     "RewardsCfg",
+    "RgbCameraCfg",
     "RobotCfg",
     "WorldCfg",
     "check_env",

@@ -60,8 +60,17 @@ class NavVecEnv:
         self.world = WorldBatch(worlds, goals, cfg.device)
         self.scene_names = _unique(self.world.names)
         self.robot = Robot(rc, n, cfg.device)
-        self.lidar = Lidar(cfg.lidar, self.world, n, cfg.device) if cfg.lidar else None
+        self.lidar = (
+            Lidar(cfg.lidar, self.world, n, cfg.device, self.robot.cfg.max_step_height) if cfg.lidar else None
+        )
         self.depth = DepthCamera(cfg.depth, self.world, n, cfg.device) if cfg.depth else None
+        self.rgb = None
+        if cfg.rgb:
+            from urbanverse.sim.sensors.rgb_camera import RgbCamera  # loads the renderer
+
+            self.rgb = RgbCamera(
+                cfg.rgb, self.world, cfg.scene_dirs, n, cfg.device, max_pedestrians=cfg.pedestrians.count
+            )
         self.peds = Pedestrians(cfg.pedestrians, n, cfg.device)
         self.metrics = NavMetrics(self.scene_names, cfg.device)
         self.reward_weights = cfg.rewards.weights()
@@ -70,6 +79,7 @@ class NavVecEnv:
         sizes = {
             "lidar": cfg.lidar.num_beams if cfg.lidar else 0,
             "depth": cfg.depth.height * cfg.depth.width if cfg.depth else 0,
+            "rgb": cfg.rgb.height * cfg.rgb.width * 3 if cfg.rgb else 0,
             "goal_b": 2,
             "velocity_b": 3,
             "last_action": rc.action_dim,
@@ -106,6 +116,11 @@ class NavVecEnv:
         self.scene = torch.arange(self.num_envs, device=self.device) % self.world.num_scenes
         self._reset_idx(torch.arange(self.num_envs, device=self.device), advance=False)
         return self.obs, {"observations": {"policy": self.obs}}
+
+    def close(self) -> None:
+        """Release the RGB camera's rendering buffers (the other state is plain tensors)."""
+        if self.rgb is not None:
+            self.rgb.close()
 
     def get_observations(self) -> torch.Tensor:
         """Current observations (N, D)."""
@@ -215,6 +230,9 @@ class NavVecEnv:
         if self.depth is not None:
             self.depth.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
             parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
+        if self.rgb is not None:
+            self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
+            parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)
         parts.append(rotate_b2w((self.goal_xy[sel] - pos)[:, None, :], -yaw)[:, 0])
         parts.append(d.vel_b[sel])
         parts.append(d.last_action[sel])

@@ -10,6 +10,7 @@ from urbanverse.sim.pedestrians import PedestrianCfg
 from urbanverse.sim.robots import ROBOTS, RobotCfg
 from urbanverse.sim.sensors.depth_camera_cfg import DepthCameraCfg
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
+from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
 from urbanverse.sim.task import PointNavCfg, RewardsCfg
 from urbanverse.sim.world import WorldCfg
 
@@ -19,8 +20,9 @@ class NavEnvCfg:
     """Everything a ``NavVecEnv`` is built from.
 
     Observations concatenate, in this order (see ``NavVecEnv.obs_layout``): LiDAR ranges / max
-    range (B), depth pixels / max range (H * W, row-major), goal vector in the body frame (2, m),
-    body velocity (vx, vy, wz) (3), and the last clamped action (A).
+    range (B), depth pixels / max range (H * W, row-major), RGB pixels / 255 (H * W * 3, row-major,
+    channels last), goal vector in the body frame (2, m), body velocity (vx, vy, wz) (3), and the
+    last clamped action (A).
     """
 
     scene_dirs: tuple[Path | str, ...]
@@ -33,6 +35,8 @@ class NavEnvCfg:
     """Planar LiDAR, or None."""
     depth: DepthCameraCfg | None = None
     """Depth camera, or None."""
+    rgb: RgbCameraCfg | None = None
+    """RGB camera (rendered on the CPU, see ``RgbCameraCfg``), or None."""
     pedestrians: PedestrianCfg = field(default_factory=PedestrianCfg)
     task: PointNavCfg = field(default_factory=PointNavCfg)
     rewards: RewardsCfg = field(default_factory=RewardsCfg)
@@ -51,8 +55,8 @@ class NavEnvCfg:
             raise InputError("NavEnvCfg: need num_envs >= 1 and dt > 0")
         if isinstance(self.robot, str) and self.robot not in ROBOTS:
             raise InputError(f"NavEnvCfg.robot: {self.robot!r} is not one of {sorted(ROBOTS)}")
-        if self.lidar is None and self.depth is None:
-            raise InputError("NavEnvCfg: enable at least one of lidar and depth")
+        if self.lidar is None and self.depth is None and self.rgb is None:
+            raise InputError("NavEnvCfg: enable at least one of lidar, depth and rgb")
 
     @property
     def robot_cfg(self) -> RobotCfg:

@@ -118,6 +118,23 @@ def signed_distance(occupancy: np.ndarray, resolution: float) -> np.ndarray:
     return sdf.astype(np.float32)
 
 
+def step_edges(ground_height: np.ndarray, max_step: float) -> np.ndarray:
+    """Cells on either side of a ground step higher than ``max_step`` (m): ``(H, W)`` bool.
+
+    A step is a height change between 4-neighbour cells (a curb face); ramps change by far less
+    per cell and are not marked.
+    """
+    edges = np.zeros(ground_height.shape, dtype=bool)
+    for axis in (0, 1):
+        jump = np.abs(np.diff(ground_height, axis=axis)) > max_step
+        lo = [slice(None), slice(None)]
+        hi = [slice(None), slice(None)]
+        lo[axis], hi[axis] = slice(None, -1), slice(1, None)
+        edges[tuple(lo)] |= jump
+        edges[tuple(hi)] |= jump
+    return edges
+
+
 def _fill_triangles(
     grid_shape: tuple[int, int], origin: np.ndarray, res: float, tris: np.ndarray, pad: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

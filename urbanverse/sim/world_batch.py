@@ -17,7 +17,7 @@ from urbanverse.sim.geodesic import GoalFields
 from urbanverse.sim.world import EDGE_WALL_HEIGHT, CompiledWorld
 
 
-def _pad_stack(arrays: Sequence[np.ndarray], fill: float, dtype: torch.dtype, device: str) -> torch.Tensor:
+def pad_stack(arrays: Sequence[np.ndarray], fill: float, dtype: torch.dtype, device: str) -> torch.Tensor:
     h = max(a.shape[0] for a in arrays)
     w = max(a.shape[1] for a in arrays)
     out = torch.full((len(arrays), h, w, *arrays[0].shape[2:]), fill, dtype=dtype)
@@ -48,19 +48,19 @@ class WorldBatch:
         self.resolution = worlds[0].resolution
         self.coarse_resolution = goals[0].resolution
         self.num_scenes = len(worlds)
-        self.sdf = _pad_stack([w.sdf for w in worlds], -self.resolution, torch.float32, device)
-        self.ground_height = _pad_stack([w.ground_height for w in worlds], 0.0, torch.float32, device)
-        self.surface_height = _pad_stack(
+        self.sdf = pad_stack([w.sdf for w in worlds], -self.resolution, torch.float32, device)
+        self.ground_height = pad_stack([w.ground_height for w in worlds], 0.0, torch.float32, device)
+        self.surface_height = pad_stack(
             [w.surface_height for w in worlds], EDGE_WALL_HEIGHT, torch.float32, device
         )
-        self.walkable = _pad_stack([w.walkable for w in worlds], 0, torch.bool, device)
+        self.walkable = pad_stack([w.walkable for w in worlds], 0, torch.bool, device)
         self.origin = torch.tensor([w.origin for w in worlds], dtype=torch.float32, device=device)
         self.shape = tuple(self.sdf.shape[1:])
         g_max = max(len(g.goals_xy) for g in goals)
         self.goal_count = torch.tensor([len(g.goals_xy) for g in goals], device=device)
-        self.goal_xy = _pad_stack([g.goals_xy for g in goals], 0.0, torch.float32, device)[:, :g_max]
-        dist = [np.moveaxis(g.distance, 0, -1) for g in goals]  # (Hc, Wc, G) so _pad_stack pads rows/cols
-        self.geodesic = _pad_stack(dist, float("inf"), torch.float32, device).movedim(-1, 1).contiguous()
+        self.goal_xy = pad_stack([g.goals_xy for g in goals], 0.0, torch.float32, device)[:, :g_max]
+        dist = [np.moveaxis(g.distance, 0, -1) for g in goals]  # (Hc, Wc, G) so pad_stack pads rows/cols
+        self.geodesic = pad_stack(dist, float("inf"), torch.float32, device).movedim(-1, 1).contiguous()
         self.coarse_shape = tuple(self.geodesic.shape[2:])
         spawn = []
         for g in goals:  # re-express flat coarse indices in the padded coarse grid

@@ -58,6 +58,9 @@ class GymVectorEnv(VectorEnv):
             infos = {"final_obs": final, "_final_obs": mask, "log": extras["log"]}
         return _np(obs).copy(), _np(rewards).copy(), terminated, truncated, infos
 
+    def close_extras(self, **kwargs) -> None:
+        self.env.close()
+
 
 class GymEnv(gym.Env):
     """One environment as a ``gymnasium.Env`` (a ``NavVecEnv`` with ``num_envs == 1``).
@@ -87,3 +90,6 @@ class GymEnv(gym.Env):
         out = extras["final_obs"][0] if "final_obs" in extras else obs[0]
         info = {"log": extras["log"]} if "log" in extras else {}
         return _np(out).copy(), float(rewards[0]), terminated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()

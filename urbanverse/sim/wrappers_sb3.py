@@ -45,7 +45,7 @@ class SB3VecEnv(_vec_env.VecEnv):
         return _np(obs).copy(), _np(rewards).copy(), _np(dones).copy(), infos
 
     def close(self) -> None:
-        """Nothing to release: the environments live in this process."""
+        self.env.close()
 
     def get_attr(self, attr_name: str, indices=None) -> list:
         return [getattr(self.env, attr_name)] * len(self._get_indices(indices))

@@ -6,5 +6,17 @@ from urbanverse.sim.sensors.depth_camera_data import DepthCameraData
 from urbanverse.sim.sensors.lidar import Lidar
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.sensors.lidar_data import LidarData
+from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
+from urbanverse.sim.sensors.rgb_camera_data import RgbCameraData
 
-__all__ = ["DepthCamera", "DepthCameraCfg", "DepthCameraData", "Lidar", "LidarCfg", "LidarData"]
+# RgbCamera itself loads the renderer (MuJoCo, OpenGL): import it from ``sensors.rgb_camera``.
+__all__ = [
+    "DepthCamera",
+    "DepthCameraCfg",
+    "DepthCameraData",
+    "Lidar",
+    "LidarCfg",
+    "LidarData",
+    "RgbCameraCfg",
+    "RgbCameraData",
+]

@@ -7,7 +7,9 @@ the sphere-traced range (centimetres, int16), as range_libc's LUT method; a quer
 beam to the nearest table direction and corrects to first order for the offset of the sensor
 from the cell centre (``r = table - (p - c) . d``). A scan is then one gather per beam, so
 1024 x 64 beams cost well under a millisecond instead of tens. Pedestrians (vertical
-cylinders) are intersected analytically and override farther world hits.
+cylinders) are intersected analytically and override farther world hits. With
+``LidarCfg.sees_steps`` the scan's walls are the obstacles plus the ground steps the robot cannot
+climb (``world.step_edges``), through a scan-specific sdf.
 """
 
 from __future__ import annotations
@@ -20,20 +22,29 @@ import torch
 from urbanverse.sim import kernels
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.sensors.lidar_data import LidarData
-from urbanverse.sim.world import save_npz, world_cache_dir
-from urbanverse.sim.world_batch import WorldBatch
+from urbanverse.sim.world import CompiledWorld, save_npz, signed_distance, step_edges, world_cache_dir
+from urbanverse.sim.world_batch import WorldBatch, pad_stack
+
+
+def scan_sdf(world: CompiledWorld, step_height: float | None) -> np.ndarray:
+    """Signed distance (H, W) m to what the scan sees: obstacles, plus steps over ``step_height`` m."""
+    if step_height is None:
+        return world.sdf
+    return signed_distance(world.occupancy | step_edges(world.ground_height, step_height), world.resolution)
 
 
 def sphere_trace(
     world: WorldBatch,
+    sdf: torch.Tensor,
     scene: torch.Tensor,
     origin: torch.Tensor,
     dirs: torch.Tensor,
     max_range: float,
     iterations: int,
 ) -> torch.Tensor:
-    """Reference caster: ranges (K, B) m of beams from ``origin`` (K, 2) along unit ``dirs`` (K, B, 2)."""
-    sdf = world.sdf.view(-1)
+    """Reference caster: ranges (K, B) m of beams from ``origin`` (K, 2) along unit ``dirs`` (K, B, 2),
+    marching over ``sdf`` (M, H, W) m laid out like ``world.sdf``."""
+    sdf = sdf.view(-1)
     min_step = 0.5 * world.resolution
     t = torch.zeros(dirs.shape[:2], device=dirs.device)
     for _ in range(iterations):
@@ -56,8 +67,11 @@ def ray_circle_hits(
     return torch.where(hit, t, torch.full_like(t, math.inf)).amin(dim=-1)
 
 
-def lut_reference(world: WorldBatch, m: int, cfg: LidarCfg, chunk: int = 1 << 20) -> np.ndarray:
-    """Range table (Hl, Wl, D) int16 centimetres of scene ``m`` by torch sphere tracing (reference)."""
+def lut_reference(
+    world: WorldBatch, sdf: torch.Tensor, m: int, cfg: LidarCfg, chunk: int = 1 << 20
+) -> np.ndarray:
+    """Range table (Hl, Wl, D) int16 centimetres of scene ``m`` by torch sphere tracing over ``sdf``
+    (M, H, W) (reference)."""
     cw = world.worlds[m]
     h, w = cw.shape
     hl = math.ceil(h * cw.resolution / cfg.lut_resolution)
@@ -73,6 +87,7 @@ def lut_reference(world: WorldBatch, m: int, cfg: LidarCfg, chunk: int = 1 << 20
         scene = torch.full((c.shape[0],), m, dtype=torch.long, device=world.device)
         r = sphere_trace(
             world,
+            sdf,
             scene,
             c,
             dirs.to(world.device).expand(c.shape[0], -1, -1),
@@ -83,39 +98,25 @@ def lut_reference(world: WorldBatch, m: int, cfg: LidarCfg, chunk: int = 1 << 20
     return out.view(hl, wl, cfg.lut_directions).numpy()
 
 
-def _lut_for_scene(world: WorldBatch, m: int, cfg: LidarCfg, chunk: int = 1 << 20) -> np.ndarray:
-    """Range table (Hl, Wl, D) int16 centimetres for scene ``m`` (cached on disk)."""
-    cw = world.worlds[m]
-    path = world_cache_dir(cw.key) / (
-        f"lidar_lut_{cfg.lut_resolution:g}_{cfg.lut_directions}_{cfg.max_range:g}_{cfg.sphere_iterations}.npz"
-    )
-    if path.is_file():
-        with np.load(path) as d:
-            return d["lut"]
-    if kernels.numba is not None:
-        lut = kernels.build_range_lut(
-            cw.sdf, cw.origin, cw.resolution, cfg.lut_resolution, cfg.lut_directions, cfg.max_range
-        )
-    else:
-        lut = lut_reference(world, m, cfg, chunk)
-    save_npz(path, lut=lut)
-    return lut
-
-
 class Lidar:
     """Batched planar LiDAR; ``update`` writes ``data.ranges`` for the given environments."""
 
-    def __init__(self, cfg: LidarCfg, world: WorldBatch, num_envs: int, device: str):
+    def __init__(
+        self, cfg: LidarCfg, world: WorldBatch, num_envs: int, device: str, step_height: float | None = None
+    ):
+        """``step_height``: the robot's climb limit (m); with ``cfg.sees_steps`` taller steps are walls."""
         self.cfg = cfg
         self.world = world
         self.device = device
+        self.step_height = step_height if cfg.sees_steps else None
+        self._sdf: torch.Tensor | None = None
         angles = torch.tensor(cfg.beam_angles(), dtype=torch.float32, device=device)
         self.data = LidarData(
             ranges=torch.full((num_envs, cfg.num_beams), cfg.max_range, device=device), angles_b=angles
         )
         self.lut = None
         if cfg.method == "lut":
-            tables = [_lut_for_scene(world, m, cfg) for m in range(world.num_scenes)]
+            tables = [self._table(m) for m in range(world.num_scenes)]
             if len(tables) == 1:  # no padding copy: the table is the largest array of a scene
                 lut = torch.from_numpy(tables[0])[None]
             else:
@@ -129,6 +130,41 @@ class Lidar:
                 self._lut_np = self.lut.numpy()
                 self._origin_np = world.origin.numpy().astype(np.float64)
                 self._angles_np = angles.numpy().astype(np.float64)
+
+    def scan_sdf(self) -> torch.Tensor:
+        """Signed distance (M, H, W) m to what the scan sees, laid out like ``world.sdf``."""
+        if self._sdf is None:
+            if self.step_height is None:
+                self._sdf = self.world.sdf
+            else:
+                sdfs = [scan_sdf(w, self.step_height) for w in self.world.worlds]
+                self._sdf = pad_stack(sdfs, -self.world.resolution, torch.float32, self.device)
+        return self._sdf
+
+    def _table(self, m: int) -> np.ndarray:
+        """Range table (Hl, Wl, D) int16 centimetres for scene ``m`` (cached on disk)."""
+        cfg, cw = self.cfg, self.world.worlds[m]
+        seen = "obstacles" if self.step_height is None else f"steps{self.step_height:g}"
+        path = world_cache_dir(cw.key) / (
+            f"lidar_lut_{cfg.lut_resolution:g}_{cfg.lut_directions}_{cfg.max_range:g}"
+            f"_{cfg.sphere_iterations}_{seen}.npz"
+        )
+        if path.is_file():
+            with np.load(path) as d:
+                return d["lut"]
+        if kernels.numba is not None:
+            lut = kernels.build_range_lut(
+                scan_sdf(cw, self.step_height),
+                cw.origin,
+                cw.resolution,
+                cfg.lut_resolution,
+                cfg.lut_directions,
+                cfg.max_range,
+            )
+        else:
+            lut = lut_reference(self.world, self.scan_sdf(), m, cfg)
+        save_npz(path, lut=lut)
+        return lut
 
     def _lut_ranges(self, scene: torch.Tensor, origin: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
         cfg, m_hl_wl = self.cfg, self.lut.shape
@@ -185,7 +221,9 @@ class Lidar:
             ranges = self._lut_ranges(scene, pos_w, angles)
         else:
             dirs = torch.stack([angles.cos(), angles.sin()], -1)
-            ranges = sphere_trace(self.world, scene, pos_w, dirs, cfg.max_range, cfg.sphere_iterations)
+            ranges = sphere_trace(
+                self.world, self.scan_sdf(), scene, pos_w, dirs, cfg.max_range, cfg.sphere_iterations
+            )
         if peds_w is not None and peds_w.shape[1] > 0:
             dirs = torch.stack([angles.cos(), angles.sin()], -1)
             ranges = torch.minimum(ranges, ray_circle_hits(pos_w, dirs, peds_w, ped_radius))

@@ -13,8 +13,9 @@ from urbanverse.errors import InputError
 class LidarCfg:
     """A planar LiDAR at the robot base, beams evenly spread over ``fov`` centred on body +x.
 
-    It sees the world's obstacle occupancy (parts in the robot's height band, scene edges) and
-    pedestrians (vertical cylinders), not curbs.
+    It sees the world's obstacle occupancy (parts in the robot's height band, scene edges),
+    pedestrians (vertical cylinders) and, with ``sees_steps``, the ground steps the robot cannot
+    climb.
     """
 
     num_beams: int = 64
@@ -25,6 +26,11 @@ class LidarCfg:
     """Largest reported range (m); free beams read this."""
     noise_std: float = 0.0
     """Standard deviation of additive Gaussian range noise (m)."""
+    sees_steps: bool = True
+    """Ground steps higher than the robot climbs (``RobotCfg.max_step_height``, e.g. curbs for the
+    wheeled robot) read as walls, as in the 2D scan a navigation stack derives from a 3D LiDAR or
+    an elevation map (pointcloud-to-laserscan with the band starting at the climbable height).
+    False: a single-plane LiDAR above curb height that sees obstacles only."""
     method: Literal["lut", "sphere"] = "lut"
     """``lut``: precomputed per-cell range table (fast); ``sphere``: sphere tracing on the sdf (reference)."""
     lut_resolution: float = 0.1

@@ -1,0 +1,127 @@
+"""RGB camera: each environment's view rendered from its scene's meshes, pedestrians as capsules.
+
+One ``urbanverse.render`` rasterizer per scene (built once; about a second and a few tens of MB
+per street) renders every environment in that scene, one view after another, in the thread that
+built it. Unlike the LiDAR and depth camera this is not a grid method: it sees everything the
+renderer draws (facades, foliage, overhangs, ground markings, colours).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from urbanverse.render.raster import Capsule, PinholeCamera
+from urbanverse.render.scene_model import build_rasterizer
+from urbanverse.scene.record import load_scene
+from urbanverse.sim.sensors.depth_camera import PEDESTRIAN_HEIGHT
+from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
+from urbanverse.sim.sensors.rgb_camera_data import RgbCameraData
+from urbanverse.sim.world_batch import WorldBatch
+
+#: Linear RGBA clothing colours that pedestrians cycle through.
+PEDESTRIAN_COLOURS = (
+    (0.05, 0.07, 0.2, 1.0),
+    (0.5, 0.08, 0.06, 1.0),
+    (0.12, 0.3, 0.12, 1.0),
+    (0.6, 0.5, 0.3, 1.0),
+    (0.04, 0.04, 0.04, 1.0),
+)
+
+
+def camera_poses(cfg: RgbCameraCfg, pos_w: np.ndarray, yaw_w: np.ndarray, ground_w: np.ndarray) -> np.ndarray:
+    """``world_from_camera`` (K, 4, 4), OpenCV axes, for robots at ``pos_w`` (K, 2) m, ``yaw_w`` (K,)
+    rad on ground heights ``ground_w`` (K,) m."""
+    c, s = np.cos(yaw_w), np.sin(yaw_w)
+    cp, sp = np.cos(cfg.pitch), np.sin(cfg.pitch)
+    forward = np.stack([cp * c, cp * s, np.full_like(c, -sp)], -1)
+    right = np.stack([s, -c, np.zeros_like(c)], -1)
+    down = np.cross(forward, right)
+    pose = np.zeros((len(yaw_w), 4, 4))
+    pose[:, :3, 0], pose[:, :3, 1], pose[:, :3, 2] = right, down, forward
+    pose[:, 0, 3] = pos_w[:, 0] + cfg.mount_forward * c
+    pose[:, 1, 3] = pos_w[:, 1] + cfg.mount_forward * s
+    pose[:, 2, 3] = ground_w + cfg.mount_height
+    pose[:, 3, 3] = 1.0
+    return pose
+
+
+class RgbCamera:
+    """Batched RGB camera; ``update`` writes ``data.rgb`` for the given environments."""
+
+    def __init__(
+        self,
+        cfg: RgbCameraCfg,
+        world: WorldBatch,
+        scene_dirs: Sequence[Path | str],
+        num_envs: int,
+        device: str,
+        max_pedestrians: int = 0,
+    ):
+        """``scene_dirs``: the folders ``world`` was compiled from, in its scene order."""
+        self.cfg = cfg
+        self.world = world
+        self.device = device
+        self.camera = PinholeCamera.from_hfov(cfg.width, cfg.height, float(np.degrees(cfg.hfov)))
+        self.rasterizers = [
+            build_rasterizer(
+                load_scene(Path(d)), Path(d), cfg.width, cfg.height, cfg.shadows, max_pedestrians
+            )
+            for d in scene_dirs
+        ]
+        self.data = RgbCameraData(
+            rgb=torch.zeros((num_envs, cfg.height, cfg.width, 3), dtype=torch.uint8, device=device)
+        )
+
+    def compute(
+        self,
+        scene: torch.Tensor,
+        pos_w: torch.Tensor,
+        yaw_w: torch.Tensor,
+        ground_w: torch.Tensor,
+        peds_w: torch.Tensor | None = None,
+        ped_radius: float = 0.0,
+    ) -> torch.Tensor:
+        """Images (K, H, W, 3) uint8 for robots at ``pos_w`` (K, 2) m, ``yaw_w`` (K,) rad on ground
+        ``ground_w`` (K,) m; pedestrians ``peds_w`` (K, P, 2) m or None."""
+        poses = camera_poses(
+            self.cfg,
+            pos_w.detach().cpu().double().numpy(),
+            yaw_w.detach().cpu().double().numpy(),
+            ground_w.detach().cpu().double().numpy(),
+        )
+        people: list[list[Capsule]] = [[] for _ in range(len(poses))]
+        if peds_w is not None and peds_w.shape[1] > 0:
+            base = self.world.lookup(self.world.ground_height, scene, peds_w).cpu().numpy()
+            xy = peds_w.detach().cpu().numpy()
+            for k, row in enumerate(people):
+                for p in range(xy.shape[1]):
+                    colour = PEDESTRIAN_COLOURS[p % len(PEDESTRIAN_COLOURS)]
+                    row.append(
+                        Capsule(
+                            (float(xy[k, p, 0]), float(xy[k, p, 1]), float(base[k, p])),
+                            ped_radius,
+                            PEDESTRIAN_HEIGHT,
+                            colour,
+                        )
+                    )
+        out = np.empty((len(poses), self.cfg.height, self.cfg.width, 3), np.uint8)
+        for k, m in enumerate(scene.tolist()):
+            out[k] = self.rasterizers[m].render(self.camera, poses[k], ids=False, capsules=people[k]).rgb
+        return torch.from_numpy(out).to(self.device)
+
+    def update(self, env_ids, scene, pos_w, yaw_w, ground_w, peds_w=None, ped_radius=0.0) -> None:
+        """Render for ``env_ids`` (all when None); the other arguments are already indexed by them."""
+        rgb = self.compute(scene, pos_w, yaw_w, ground_w, peds_w, ped_radius)
+        if env_ids is None:
+            self.data.rgb = rgb
+        else:
+            self.data.rgb[env_ids] = rgb
+
+    def close(self) -> None:
+        """Free the rasterizers' OpenGL buffers."""
+        for r in self.rasterizers:
+            r.close()

@@ -2,7 +2,8 @@
 
 Scene: ``urbanverse.sim.tiled_street`` (the example street tiled 4 times, 160 m, plus 60 seeded
 props: 104 objects, curbs, ramps), wheeled robot, 4 pedestrians per environment, random
-actions. Sensors: (a) 64-beam LiDAR + goal, (b) 32 x 32 depth camera + goal (no LiDAR).
+actions. Sensors: (a) 64-beam LiDAR + goal, (b) 32 x 32 depth camera + goal (no LiDAR),
+(c) 32 x 32 RGB camera + goal (rendered on the CPU; only at ``--rgb-sizes``, it is ~100x slower).
 Each configuration runs in a fresh process so its peak RSS is its own; "KB/env" is the
 marginal peak memory per environment ((peak(N) - peak(1)) / (N - 1), 0 when below noise), "peak MB" the whole
 process (interpreter, torch, the scene's grids and LiDAR table included). "env-steps/s" is wall
@@ -43,12 +44,13 @@ def _run(
     import torch
 
     torch.set_num_threads(threads[1])
-    from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, NavVecEnv
+    from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, NavVecEnv, RgbCameraCfg
 
     lidar = LidarCfg(num_beams=64) if sensor == "lidar64" else None
     depth = DepthCameraCfg(height=32, width=32) if sensor == "depth32" else None
+    rgb = RgbCameraCfg(height=32, width=32) if sensor == "rgb32" else None
     env = NavVecEnv(
-        NavEnvCfg(scene_dirs=(scene,), num_envs=num_envs, lidar=lidar, depth=depth, device=device)
+        NavEnvCfg(scene_dirs=(scene,), num_envs=num_envs, lidar=lidar, depth=depth, rgb=rgb, device=device)
     )
     gen = torch.Generator(device=device).manual_seed(0)
     actions = [torch.rand(num_envs, env.num_actions, generator=gen, device=device) * 2 - 1 for _ in range(8)]
@@ -81,6 +83,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed stepping per configuration")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--rgb-sizes", type=int, nargs="*", default=[1, 16, 64], help="sizes for rgb32")
     args = parser.parse_args()
     from urbanverse.sim.tiled_street import make_tiled_street
 
@@ -92,13 +95,12 @@ def main() -> None:
         with ctx.Pool(1) as pool:  # compile the world, goal fields and LiDAR table once (cached on disk)
             pool.apply(_run, (scene, "lidar64", 1, (args.threads, args.torch_threads), args.device, 0.1))
         results: dict[tuple[str, int], dict] = {}
-        for sensor in ("lidar64", "depth32"):
-            for n in args.sizes:
-                with ctx.Pool(1) as pool:
-                    results[sensor, n] = pool.apply(
-                        _run,
-                        (scene, sensor, n, (args.threads, args.torch_threads), args.device, args.seconds),
-                    )
+        runs = [(sensor, n) for sensor in ("lidar64", "depth32") for n in args.sizes]
+        for sensor, n in runs + [("rgb32", n) for n in args.rgb_sizes]:
+            with ctx.Pool(1) as pool:
+                results[sensor, n] = pool.apply(
+                    _run, (scene, sensor, n, (args.threads, args.torch_threads), args.device, args.seconds)
+                )
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.2f}; device={args.device}, numba threads={args.threads}, "

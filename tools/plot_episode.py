@@ -3,7 +3,9 @@
 A scripted controller follows the geodesic goal field (it turns towards the lowest geodesic
 distance on a ring of probe points around the robot), so the path shows the compiled world,
 the goal fields, the collision handling and the sensors together.
-Run: ``python tools/plot_episode.py [--robot wheeled|legged] [--scene DIR] [-o out/episode.png]``.
+With ``--rgb`` the robot also carries the RGB camera, and its views at the snapshot steps go to
+``<out>_rgb.png``.
+Run: ``python tools/plot_episode.py [--robot wheeled|legged] [--scene DIR] [--rgb] [-o out/episode.png]``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from urbanverse.sim import NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg  # noqa: E402
+from urbanverse.sim import NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg, RgbCameraCfg  # noqa: E402
 from urbanverse.sim.tiled_street import make_tiled_street  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,7 +59,19 @@ def geodesic_controller(env: NavVecEnv) -> torch.Tensor:
     return act
 
 
-def run(robot: str, scene_dir: Path, out: Path, seed: int) -> dict:
+def save_rgb_strip(frames: list[tuple[int, np.ndarray]], out: Path) -> None:
+    """The RGB camera's views (step, (H, W, 3) uint8) side by side."""
+    fig, axes = plt.subplots(1, len(frames), figsize=(2.6 * len(frames), 2.0), dpi=110, squeeze=False)
+    for ax, (step, image) in zip(axes[0], frames, strict=True):
+        ax.imshow(image, interpolation="nearest")
+        ax.set_title(f"step {step}", fontsize=9)
+        ax.axis("off")
+    fig.savefig(out, bbox_inches="tight")
+    plt.close(fig)
+    print(f"{out}: {len(frames)} RGB camera views")
+
+
+def run(robot: str, scene_dir: Path, out: Path, seed: int, rgb: bool = False) -> dict:
     cfg = NavEnvCfg(
         scene_dirs=(scene_dir,),
         num_envs=1,
@@ -65,14 +79,17 @@ def run(robot: str, scene_dir: Path, out: Path, seed: int) -> dict:
         seed=seed,
         pedestrians=PedestrianCfg(count=8),
         task=PointNavCfg(min_goal_distance=15.0, max_goal_distance=40.0, terminate_on_collision=False),
+        rgb=RgbCameraCfg(height=72, width=128) if rgb else None,
     )
     env = NavVecEnv(cfg)
     d = env.robot.data
-    path, peds, snapshots = [d.pos_w[0].clone()], [env.peds.pos_w[0].clone()], []
+    path, peds, snapshots, views = [d.pos_w[0].clone()], [env.peds.pos_w[0].clone()], [], []
     goal = env.goal_xy[0].clone()
     for step in range(cfg.task.max_episode_steps):
         if step % 40 == 0:
             snapshots.append((d.pos_w[0].clone(), d.yaw_w[0].item(), env.lidar.data.ranges[0].clone()))
+            if env.rgb is not None:
+                views.append((step, env.rgb.data.rgb[0].numpy().copy()))
         _, _, dones, extras = env.step(geodesic_controller(env))
         if dones[0]:
             info = extras["log"]
@@ -124,6 +141,9 @@ def run(robot: str, scene_dir: Path, out: Path, seed: int) -> dict:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, bbox_inches="tight")
     print(f"{out}: {title}")
+    if views:
+        save_rgb_strip(views, out.with_name(f"{out.stem}_rgb.png"))
+    env.close()
     return info
 
 
@@ -134,13 +154,14 @@ def main() -> None:
         "--scene", type=Path, default=None, help="scene folder (default: a 2-tile example street)"
     )
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--rgb", action="store_true", help="also carry the RGB camera and save its views")
     parser.add_argument("-o", "--out", type=Path, default=REPO / "out" / "episode.png")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         scene = args.scene or make_tiled_street(
             REPO / "scenes" / "example", Path(tmp) / "street", tiles=2, extra_props=20
         )
-        run(args.robot, scene, args.out, args.seed)
+        run(args.robot, scene, args.out, args.seed, args.rgb)
 
 
 if __name__ == "__main__":

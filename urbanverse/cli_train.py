@@ -136,6 +136,14 @@ def eval_command(
     ] = None,
     animate: Annotated[int, typer.Option(help="Episodes in the top-down animation (0: none).")] = 3,
     video_format: Annotated[str, typer.Option("--video-format", help="gif or mp4.")] = "gif",
+    quantize: Annotated[
+        str,
+        typer.Option(
+            help="none, int8 or int4: evaluate the actor with quantised weights and int8 activations "
+            "(input ranges calibrated on rollouts in the same scenes with other seeds)."
+        ),
+    ] = "none",
+    calibration_steps: Annotated[int, typer.Option(help="Rollout steps that calibrate --quantize.")] = 200,
 ) -> None:
     """Evaluate a policy: success rate, SPL, collisions, route completion per scene and overall.
 
@@ -150,8 +158,18 @@ def eval_command(
 
     if video_format not in ("gif", "mp4"):
         raise InputError(f"--video-format: expected gif or mp4, got {video_format!r}")
+    if quantize not in ("none", "int8", "int4"):
+        raise InputError(f"--quantize: expected none, int8 or int4, got {quantize!r}")
+    if calibration_steps < 1:
+        raise InputError(f"--calibration-steps: need >= 1, got {calibration_steps}")
     loaded = load_policy(checkpoint, device)
     scene_dirs = expand_scene_dirs(scenes) if scenes else loaded.cfg.scenes
+    if quantize != "none":
+        from urbanverse.rl.quantize import quantize_policy
+
+        if loaded.actor is None:
+            raise InputError("--quantize: needs a PPO checkpoint, not a Stable-Baselines3 model")
+        loaded, _ = quantize_policy(loaded, scene_dirs, int(quantize[3:]), calibration_steps, seed, device)
     run_dir = checkpoint if checkpoint.is_dir() else checkpoint.parent
     if run_dir.name == "checkpoints":
         run_dir = run_dir.parent
@@ -163,6 +181,8 @@ def eval_command(
     results["checkpoint"] = str(checkpoint)
     results["scene_dirs"] = list(scene_dirs)
     results["trained"] = {k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")}
+    if "quantization" in loaded.meta:
+        results["quantization"] = loaded.meta["quantization"]
     save_json(results, out / "results.json")
     (out / "results.md").write_text(markdown_table(results))
     files = [out / "results.json", out / "results.md"]

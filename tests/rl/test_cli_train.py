@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from typer.testing import CliRunner
 
 from tests.rl.conftest import EXAMPLE
@@ -141,9 +142,32 @@ def test_sb3_ppo_trains_a_few_iterations_and_evaluates(tmp_path):
     assert json.loads(result.stdout)["overall"]["episodes"] == 2
 
 
+def test_eval_quantize_int8_reports_the_quantised_actor(trained_run, tmp_path):
+    from urbanverse.rl.evaluate import load_policy
+    from urbanverse.rl.quantize import quantize_policy
+    from urbanverse.sim import NavVecEnv
+
+    loaded = load_policy(trained_run)
+    quantized, summary = quantize_policy(loaded, (str(EXAMPLE),), bits=8, calibration_steps=20)
+    assert summary["quantized_layers"] == 3  # two hidden layers and the action head
+    assert summary["state_bytes_int8"] < summary["state_bytes_float"]
+    env = NavVecEnv(loaded.cfg.env.env_cfg((str(EXAMPLE),), seed=5, device="cpu", num_envs=16))
+    obs = torch.cat([env.step(torch.rand(16, 2) * 2 - 1)[0] for _ in range(4)])  # real observations
+    fp, _ = loaded.act(obs, ())
+    q, _ = quantized.act(obs, ())
+    assert 0 < float((fp - q).abs().max()) < 0.1  # on the int8 grid, yet close
+    args = ["eval", str(trained_run), "--episodes", "2", "--json", "--animate", "0", "-o", str(tmp_path)]
+    result = runner.invoke(app, args + ["--quantize", "int8", "--calibration-steps", "10"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["quantization"]["weight_bits"] == 8 and report["overall"]["episodes"] == 2
+    result = runner.invoke(app, ["eval", str(trained_run), "--quantize", "int3"])
+    assert result.exit_code == 2 and "--quantize" in result.output
+
+
 def test_rgb_camera_policy_trains_and_evaluates(tmp_path):
-    args = ["train", "--scenes", str(EXAMPLE), "--sensor", "rgb", "--steps", "256", "--runs-dir", str(tmp_path)]
-    small = ["--set", "env.rgb.height=12", "--set", "env.rgb.width=16"]
+    args = ["train", "--scenes", str(EXAMPLE), "--sensor", "rgb", "--steps", "256"]
+    small = ["--runs-dir", str(tmp_path), "--set", "env.rgb.height=12", "--set", "env.rgb.width=16"]
     result = runner.invoke(app, args + TINY + small)
     assert result.exit_code == 0, result.output
     (run_dir,) = tmp_path.iterdir()

@@ -1,7 +1,9 @@
 """Geodesic distance fields for goal sampling, progress rewards and SPL.
 
 A coarse grid (``resolution`` metres, same origin as the world grid) marks the cells where a
-robot's centre may be: walkable ground with at least ``clearance`` metres to any obstacle.
+robot's centre may be: walkable ground with at least ``clearance`` metres to any obstacle and
+to any ground step higher than ``max_step`` (a curb the robot cannot climb is a wall to it:
+its footprint must not straddle one, which the robot's own collision check would stop).
 Neighbouring cells (8-connected, no corner cutting) are linked when the ground height differs
 by at most ``max_step`` metres, so a wheeled robot's field goes around curbs through ramps and
 a legged robot's field steps over them. Dijkstra (scipy) from each goal cell gives the
@@ -16,11 +18,15 @@ import json
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import ndimage
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
 from urbanverse.errors import InputError
-from urbanverse.sim.world import CompiledWorld, save_npz, world_cache_dir
+from urbanverse.sim.world import CompiledWorld, save_npz, step_edges, world_cache_dir
+
+#: Bumped when the fields' meaning changes, so cached fields of an older rule are not reused.
+FIELDS_VERSION = 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,8 +69,17 @@ class GoalFields:
     traversable: np.ndarray
 
 
+def _clearance(world: CompiledWorld, max_step: float) -> np.ndarray:
+    """Distance (m) to the nearest obstacle or unclimbable ground step, ``(H, W)`` world grid."""
+    steps = step_edges(world.ground_height, max_step)
+    if not steps.any():
+        return world.sdf
+    to_step = ndimage.distance_transform_edt(~steps) * world.resolution
+    return np.minimum(world.sdf, to_step.astype(np.float32))
+
+
 def _coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> tuple[np.ndarray, ...]:
-    """Coarse traversability, ground height and sdf sampled at the coarse cell centres."""
+    """Coarse traversability, ground height and clearance (m) sampled at the coarse cell centres."""
     h, w = world.shape
     hc = int(np.ceil(h * world.resolution / spec.resolution))
     wc = int(np.ceil(w * world.resolution / spec.resolution))
@@ -73,7 +88,7 @@ def _coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> tuple[np.ndarray
     iy = np.clip((ys / world.resolution).astype(int), 0, h - 1)
     ix = np.clip((xs / world.resolution).astype(int), 0, w - 1)
     walk = world.walkable[np.ix_(iy, ix)]
-    sdf = world.sdf[np.ix_(iy, ix)]
+    sdf = _clearance(world, spec.max_step)[np.ix_(iy, ix)]
     height = world.ground_height[np.ix_(iy, ix)]
     return walk & (sdf > spec.clearance), height, sdf
 
@@ -98,7 +113,7 @@ def grid_graph(traversable: np.ndarray, height: np.ndarray, res: float, max_step
 
 
 def _fields_key(world: CompiledWorld, spec: GoalFieldsSpec) -> str:
-    payload = json.dumps([world.key, spec.__dict__], sort_keys=True, default=str)
+    payload = json.dumps([FIELDS_VERSION, world.key, spec.__dict__], sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 

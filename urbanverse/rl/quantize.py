@@ -1,0 +1,98 @@
+"""Post-training quantisation of a trained actor (int8 or int4 weights, int8 activations).
+
+Every Linear of the deterministic actor (backbone and action head) becomes a
+``urbanverse.nn.qat.QATLinear``: per-output-channel symmetric weights and a per-tensor int8 grid
+for its input. The input grids are calibrated (running min/max) while the quantised actor drives
+``calibration_steps`` steps of rollouts in the given scenes, with other seeds than the
+evaluation's. The result is rebuilt from the int8 export (``export_int8`` -> ``load_int8``), so
+what is evaluated is exactly what a deployment would load. The observation normalisation stays
+in float (it is a per-feature affine map that folds into the first layer's input grid).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import io
+
+import torch
+
+from urbanverse.nn.qat import QATCfg, export_int8, load_int8, prepare_qat
+from urbanverse.rl.evaluate import LoadedPolicy
+from urbanverse.sim import NavVecEnv
+
+#: Seed offset of the calibration rollouts from the evaluation seed.
+CALIBRATION_SEED_OFFSET = 7919
+
+
+def _act_fn(actor: torch.nn.Module):
+    @torch.no_grad()
+    def act(obs: torch.Tensor, st: tuple) -> tuple[torch.Tensor, tuple]:
+        out = actor(obs, *st)
+        return (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
+
+    return act
+
+
+def _calibrate(actor, loaded: LoadedPolicy, scenes: tuple[str, ...], steps: int, seed: int, device: str):
+    """Drive rollouts with ``actor`` in training mode so its activation observers see real inputs."""
+    env = NavVecEnv(loaded.cfg.env.env_cfg(scenes, seed, device, num_envs=8 * len(scenes)))
+    try:
+        act = _act_fn(actor)
+        obs, state = env.get_observations(), actor.initial_state(env.num_envs, device)
+        actor.train()
+        for _ in range(steps):
+            actions, state = act(obs, state)
+            obs, _, dones, _ = env.step(actions)
+            if state and bool(dones.any()):
+                fresh = actor.initial_state(env.num_envs, device)
+                state = tuple(
+                    torch.where(dones.reshape(-1, *[1] * (s.dim() - 1)), s0, s)
+                    for s, s0 in zip(state, fresh, strict=True)
+                )
+    finally:
+        actor.eval()
+        env.close()
+
+
+def quantize_policy(
+    loaded: LoadedPolicy,
+    scenes: tuple[str, ...],
+    bits: int = 8,
+    calibration_steps: int = 200,
+    seed: int = 1,
+    device: str = "cpu",
+) -> tuple[LoadedPolicy, dict]:
+    """The quantised twin of ``loaded`` (a PPO checkpoint) and a summary: bits, calibration steps,
+    quantised layers, and the size of the int8 state dict against the float one (bytes)."""
+    if loaded.actor is None:
+        raise ValueError("quantize_policy: needs a PPO checkpoint (SB3 models are not supported)")
+    if bits not in (4, 8):
+        raise ValueError(f"quantize_policy: bits must be 8 or 4, got {bits}")
+    cfg = QATCfg(weight_bits=bits, observer="minmax", keep_float=("obs_norm",))
+    calibrating = prepare_qat(copy.deepcopy(loaded.actor), cfg, enabled=True)
+    _calibrate(calibrating, loaded, scenes, calibration_steps, seed + CALIBRATION_SEED_OFFSET, device)
+    state = export_int8(calibrating)
+    actor = load_int8(copy.deepcopy(loaded.actor), state).eval()
+
+    def size(sd: dict) -> int:
+        buf = io.BytesIO()
+        torch.save(sd, buf)
+        return buf.tell()
+
+    summary = {
+        "weight_bits": bits,
+        "activation_bits": 8,
+        "calibration_steps": calibration_steps,
+        "quantized_layers": sum(k.endswith(".weight_int8") for k in state),
+        "state_bytes_float": size(loaded.actor.state_dict()),
+        "state_bytes_int8": size(state),
+    }
+    quantized = dataclasses.replace(
+        loaded,
+        act=_act_fn(actor),
+        initial_state=lambda n: actor.initial_state(n, device),
+        actor=actor,
+        meta=dict(loaded.meta, quantization=summary),
+    )
+    return quantized, summary

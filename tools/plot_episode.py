@@ -40,21 +40,14 @@ TYPE_COLOURS = np.array(
 
 
 def geodesic_controller(env: NavVecEnv) -> torch.Tensor:
-    """Actions (N, A): head for the lowest geodesic distance 0.6 m away, slow down to turn."""
+    """Actions (N, A): head for the route waypoint 0.6 m away (least geodesic distance); slow to turn."""
     d = env.robot.data
-    ring = torch.linspace(-math.pi, math.pi, 25)[:-1]
-    pts = d.pos_w[:, None, :] + 0.6 * torch.stack([ring.cos(), ring.sin()], -1)
-    n, k = pts.shape[:2]
-    geo = env.world.geodesic_distance(
-        env.scene.repeat_interleave(k), env.goal.repeat_interleave(k), pts.reshape(-1, 2)
-    ).view(n, k)
-    target = torch.where(
-        torch.isfinite(geo).any(1), ring[geo.argmin(1)], torch.atan2(*(env.goal_xy - d.pos_w).T.flip(0))
-    )
+    waypoint = env.world.route_waypoint(env.scene, env.goal, d.pos_w, radius=0.6)
+    target = torch.atan2(*(waypoint - d.pos_w).T.flip(0))
     err = torch.remainder(target - d.yaw_w + math.pi, 2 * math.pi) - math.pi
     turn = (2.0 * err).clamp(-1, 1)
     forward = (0.6 * torch.cos(err).clamp_min(0) ** 4).clamp(0, 1)
-    act = torch.zeros(n, env.num_actions)
+    act = torch.zeros(env.num_envs, env.num_actions)
     act[:, 0], act[:, -1] = forward, turn
     return act
 

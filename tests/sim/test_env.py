@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import urbanverse.sim as sim
+from urbanverse.errors import InputError
 from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg
 
 from .conftest import EXAMPLE
@@ -126,3 +127,27 @@ def test_device_agnostic_torch_path_passes_check_env(monkeypatch):
     monkeypatch.setattr(kernels, "available", lambda device: False)
     env = _env(num_envs=4, depth=DepthCameraCfg(height=6, width=6))
     sim.check_env(env, steps=10)
+
+
+def test_route_waypoint_observation_leads_down_the_geodesic_field():
+    env = _env(task=PointNavCfg(route_waypoint_m=1.0), pedestrians=PedestrianCfg(count=0))
+    sim.check_env(env)
+    assert env.obs_layout["route_b"] == slice(18, 20) and env.num_obs == 16 + 2 + 2 + 3 + 2
+    d, world = env.robot.data, env.world
+    waypoint = world.route_waypoint(env.scene, env.goal, d.pos_w, 1.0)
+    here = world.geodesic_distance(env.scene, env.goal, d.pos_w)
+    there = world.geodesic_distance(env.scene, env.goal, waypoint)
+    far = (env.goal_xy - d.pos_w).norm(dim=-1) > 1.0
+    assert far.any()
+    assert torch.allclose((waypoint - d.pos_w).norm(dim=-1)[far], torch.ones(int(far.sum())), atol=1e-5)
+    assert (there[far] < here[far]).all()  # one metre along the route is closer to the goal
+    # The observation is that waypoint in the body frame: rotated back, it points the same way.
+    route_b = env.get_observations()[:, env.obs_layout["route_b"]]
+    c, s = d.yaw_w.cos(), d.yaw_w.sin()
+    route_w = torch.stack([c * route_b[:, 0] - s * route_b[:, 1], s * route_b[:, 0] + c * route_b[:, 1]], -1)
+    assert torch.allclose(route_w, waypoint - d.pos_w, atol=1e-5)
+
+
+def test_negative_route_radius_is_refused():
+    with pytest.raises(InputError, match="route_waypoint_m"):
+        PointNavCfg(route_waypoint_m=-1.0)

@@ -81,6 +81,7 @@ class NavVecEnv:
             "depth": cfg.depth.height * cfg.depth.width if cfg.depth else 0,
             "rgb": cfg.rgb.height * cfg.rgb.width * 3 if cfg.rgb else 0,
             "goal_b": 2,
+            "route_b": 2 if cfg.task.route_waypoint_m > 0 else 0,
             "velocity_b": 3,
             "last_action": rc.action_dim,
         }
@@ -234,6 +235,9 @@ class NavVecEnv:
             self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
             parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)
         parts.append(rotate_b2w((self.goal_xy[sel] - pos)[:, None, :], -yaw)[:, 0])
+        if self.cfg.task.route_waypoint_m > 0:
+            waypoint = self.world.route_waypoint(scene, self.goal[sel], pos, self.cfg.task.route_waypoint_m)
+            parts.append(rotate_b2w((waypoint - pos)[:, None, :], -yaw)[:, 0])
         parts.append(d.vel_b[sel])
         parts.append(d.last_action[sel])
         obs = torch.cat(parts, dim=-1)

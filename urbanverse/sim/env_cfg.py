@@ -21,8 +21,9 @@ class NavEnvCfg:
 
     Observations concatenate, in this order (see ``NavVecEnv.obs_layout``): LiDAR ranges / max
     range (B), depth pixels / max range (H * W, row-major), RGB pixels / 255 (H * W * 3, row-major,
-    channels last), goal vector in the body frame (2, m), body velocity (vx, vy, wz) (3), and the
-    last clamped action (A).
+    channels last), goal vector in the body frame (2, m), the route waypoint in the body frame (2, m;
+    only with ``task.route_waypoint_m > 0``), body velocity (vx, vy, wz) (3), and the last clamped
+    action (A).
     """
 
     scene_dirs: tuple[Path | str, ...]

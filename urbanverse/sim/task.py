@@ -37,6 +37,11 @@ class PointNavCfg:
     """Cell size of the geodesic fields (m)."""
     episodes_per_scene: int = 4
     """An environment moves to the next scene after this many episodes."""
+    route_waypoint_m: float = 0.0
+    """When > 0, observations also carry ``route_b``: the next waypoint of the shortest walkable route
+    (``WorldBatch.route_waypoint`` at this radius, m, body frame), what a global planner on the scene
+    map gives a robot that has a map. It shows detours the LiDAR cannot (the ramp down a curb 20 m
+    away). 0: the straight-line goal vector only, as in the UrbanVerse paper."""
 
     def __post_init__(self) -> None:
         if self.success_radius <= 0 or self.max_episode_steps < 1:
@@ -45,6 +50,8 @@ class PointNavCfg:
             raise InputError("PointNavCfg: need 0 <= min_goal_distance < max_goal_distance")
         if self.num_goals < 1 or self.episodes_per_scene < 1:
             raise InputError("PointNavCfg: need num_goals >= 1 and episodes_per_scene >= 1")
+        if self.route_waypoint_m < 0:
+            raise InputError("PointNavCfg: need route_waypoint_m >= 0 (0 turns the route observation off)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -121,6 +121,24 @@ class WorldBatch:
         g = self.geodesic.shape[1]
         return self.geodesic.view(-1)[((scene * g + goal) * hc + iy) * wc + ix]
 
+    def route_waypoint(
+        self, scene: torch.Tensor, goal: torch.Tensor, xy: torch.Tensor, radius: float, num_dirs: int = 24
+    ) -> torch.Tensor:
+        """Next waypoint of the shortest walkable route from ``xy`` (K, 2) to ``goal`` (K,): the point of
+        lowest geodesic distance on a circle of ``radius`` (m) around ``xy``, sampled in ``num_dirs``
+        directions; the goal itself where it is closer than ``radius`` or no circle point reaches it.
+        Returns world xy (K, 2) m. A global planner on the scene map, as a delivery robot with a map has."""
+        ring = torch.arange(num_dirs, device=xy.device) * (2 * torch.pi / num_dirs)
+        pts = xy[:, None, :] + radius * torch.stack([ring.cos(), ring.sin()], dim=-1)
+        k = xy.shape[0]
+        geo = self.geodesic_distance(
+            scene.repeat_interleave(num_dirs), goal.repeat_interleave(num_dirs), pts.reshape(-1, 2)
+        ).view(k, num_dirs)
+        best = pts[torch.arange(k, device=xy.device), geo.argmin(dim=1)]
+        goal_xy = self.goal_xy[scene, goal]
+        use_goal = ~torch.isfinite(geo).any(dim=1) | ((goal_xy - xy).norm(dim=-1) < radius)
+        return torch.where(use_goal[:, None], goal_xy, best)
+
     def sample_goal_and_spawn(
         self, scene: torch.Tensor, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

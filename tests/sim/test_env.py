@@ -10,6 +10,7 @@ import torch
 import urbanverse.sim as sim
 from urbanverse.errors import InputError
 from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg
+from urbanverse.sim.robots import rotate_b2w
 
 from .conftest import EXAMPLE
 
@@ -143,8 +144,7 @@ def test_route_waypoint_observation_leads_down_the_geodesic_field():
     assert (there[far] < here[far]).all()  # one metre along the route is closer to the goal
     # The observation is that waypoint in the body frame: rotated back, it points the same way.
     route_b = env.get_observations()[:, env.obs_layout["route_b"]]
-    c, s = d.yaw_w.cos(), d.yaw_w.sin()
-    route_w = torch.stack([c * route_b[:, 0] - s * route_b[:, 1], s * route_b[:, 0] + c * route_b[:, 1]], -1)
+    route_w = rotate_b2w(route_b[:, None, :], d.yaw_w)[:, 0]
     assert torch.allclose(route_w, waypoint - d.pos_w, atol=1e-5)
 
 

@@ -2,8 +2,8 @@
 single-threaded so deterministic) recovers a tour's camera path and its metric scale.
 
 A regression check on one tour that the stage reconstructs well, not a claim about every tour: on the
-sparse example street (tiled sidewalk, flat asphalt) the 6 s tours of seeds 2-4 at 960x540 end 0.5-1.8 m
-off (measured 2026-12-03, BENCHMARKS.md "Camera stage"). The video encoder is
+sparse example street (tiled sidewalk, flat asphalt) the 6 s tours of seeds 2-4 at 960x540 end 1.6-2.7 m
+off, RMS (measured 2026-12-03 with tools/bench_camera.py, BENCHMARKS.md "Camera stage"). The video encoder is
 deterministic (``Mp4Writer``), so the same tour gives the same keyframes and poses on every run."""
 
 from __future__ import annotations

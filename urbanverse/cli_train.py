@@ -67,12 +67,25 @@ def train_command(
     resume: Annotated[
         Path | None, typer.Option(help="Continue the run in this folder from its latest checkpoint.")
     ] = None,
+    init_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--init-from",
+            help="Fine-tune: start from this checkpoint's policy weights (same sensor and task settings).",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
 ) -> None:
     """Train a navigation policy with PPO on many parallel environments (checkpoints, CSV, TensorBoard).
 
     A run folder <task>__<exp>__<seed>__<time> under --runs-dir holds config.json, progress.csv,
     tb/ and checkpoints; --resume RUN_DIR continues a run killed at any point.
+
+    Late-training schedules (--set): schedule.qat_fraction=0.15 trains the last 15 % with int8
+    fake quantisation of the actor and a linear LR cooldown (QAT; eval --quantize int8 then
+    exports the trained grids); schedule.batch_large_mult=4 schedule.batch_switch_at=0.8 makes
+    PPO minibatches 4x larger for the last 20 %. A QAT fine-tune of a trained policy:
+    --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
     from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
     from urbanverse.rl.policy import PolicyCfg
@@ -101,6 +114,7 @@ def train_command(
             seed=seed,
             device=device,
             experiment=exp,
+            init_from=str(init_from) if init_from else "",
         )
         cfg = apply_overrides(cfg, overrides or [])
         if cfg.algo == "sb3-ppo":

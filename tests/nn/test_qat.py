@@ -6,6 +6,7 @@ from torch import nn
 
 from urbanverse.nn.backbones.mlp import MLPBackbone, MLPBackboneCfg
 from urbanverse.nn.qat import (
+    FrozenQuantLinear,
     QATCfg,
     QATLinear,
     QATSchedule,
@@ -13,6 +14,7 @@ from urbanverse.nn.qat import (
     export_int8,
     fake_quant_activation,
     fake_quant_weight,
+    freeze_qat,
     load_int8,
     prepare_qat,
     samples_per_param_byte,
@@ -152,3 +154,18 @@ def test_config_validation() -> None:
         QATCfg(weight_bits=3)
     with pytest.raises(ValueError, match="keep_float"):
         QATCfg(keep_float="head")
+
+
+def test_frozen_qat_model_equals_the_fake_quant_model_in_eval():
+    torch.manual_seed(0)
+    model = prepare_qat(nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3)), enabled=True)
+    model.train()
+    for _ in range(5):
+        model(torch.randn(32, 6) * 2)  # observe activation ranges
+    model.eval()
+    model[2].enabled = False  # a disabled layer freezes to a plain float Linear
+    frozen = freeze_qat(model)
+    assert isinstance(frozen[0], FrozenQuantLinear) and type(frozen[2]) is nn.Linear
+    x = torch.randn(64, 6) * 4  # also outside the observed range: clipped alike
+    with torch.no_grad():
+        assert torch.equal(frozen(x), model(x))

@@ -13,10 +13,13 @@ Spec: ``shared/reference/backbones.md`` section 3 (Dremov et al., arXiv 2509.229
   with QAT: QAT switches on where the cooldown starts and the whole cooldown runs quantised.
 * :func:`export_int8` / :func:`load_int8`: int8 weight tensors + scales as a state dict, and
   a float model rebuilt from it whose outputs equal the fake-quant model's.
+* :func:`freeze_qat`: the inference graph of a fake-quant model with constant grids and plain
+  tensor ops (for ``torch.export``, ONNX and TorchScript).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import fnmatch
 import math
@@ -33,6 +36,7 @@ __all__ = [
     "export_int8",
     "fake_quant_activation",
     "fake_quant_weight",
+    "freeze_qat",
     "load_int8",
     "prepare_qat",
     "samples_per_param_byte",
@@ -355,3 +359,44 @@ def load_int8(model: nn.Module, state: dict[str, torch.Tensor]) -> nn.Module:
             f"load_int8: state does not match the model: missing {missing}, unexpected {unexpected}"
         )
     return model.eval()
+
+
+class FrozenQuantLinear(nn.Module):
+    """Inference form of an enabled :class:`QATLinear`: weights already on their grid, the input
+    grid as constants, plain tensor ops only (no data-dependent branch, no autograd Function), so
+    ``torch.export`` / ONNX / TorchScript take it. Same outputs as the QAT layer in eval mode."""
+
+    def __init__(self, lin: QATLinear) -> None:
+        super().__init__()
+        with torch.no_grad():
+            w = fake_quant_weight(lin.weight, lin.cfg.weight_bits) if lin.weight_quant else lin.weight
+        self.register_buffer("weight", w.detach().clone())
+        self.register_buffer("bias", None if lin.bias is None else lin.bias.detach().clone())
+        self.act_grid: tuple[float, float, float] | None = None
+        """``(scale, lo, hi)`` of the input grid, or None when the input stays float."""
+        if lin.cfg.quantize_activations and not torch.isnan(lin.act_scale):
+            scale, zp = float(lin.act_scale), float(lin.act_zero_point)
+            self.act_grid = (scale, (ACT_QMIN - zp) * scale, (ACT_QMAX - zp) * scale)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.act_grid is not None:
+            scale, lo, hi = self.act_grid
+            x = torch.round(torch.clamp(x, lo, hi) / scale) * scale  # = fake_quant_activation
+        return F.linear(x, self.weight, self.bias)
+
+
+def freeze_qat(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` with each enabled :class:`QATLinear` as a :class:`FrozenQuantLinear`
+    and each disabled one as a plain ``nn.Linear`` (its float weights)."""
+    frozen = copy.deepcopy(model).eval()
+    for name, mod in list(frozen.named_modules()):
+        if not isinstance(mod, QATLinear):
+            continue
+        if mod.enabled:
+            new = FrozenQuantLinear(mod)
+        else:
+            new = nn.Linear(mod.in_features, mod.out_features, mod.bias is not None)
+            new.load_state_dict({k: v for k, v in mod.state_dict().items() if k in ("weight", "bias")})
+        parent_name, _, child = name.rpartition(".")
+        setattr(frozen.get_submodule(parent_name) if parent_name else frozen, child, new)
+    return frozen

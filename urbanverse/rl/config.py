@@ -18,6 +18,7 @@ from urbanverse.config import apply_overrides, from_dict, to_dict
 from urbanverse.errors import InputError
 from urbanverse.rl.policy import PolicyCfg
 from urbanverse.rl.ppo import PPOCfg
+from urbanverse.rl.schedule import ScheduleCfg
 from urbanverse.sim import (
     DepthCameraCfg,
     LidarCfg,
@@ -86,6 +87,11 @@ class TrainCfg:
     env: EnvSpec = dataclasses.field(default_factory=EnvSpec)
     policy: PolicyCfg = dataclasses.field(default_factory=PolicyCfg)
     ppo: PPOCfg = dataclasses.field(default_factory=PPOCfg)
+    schedule: ScheduleCfg = dataclasses.field(default_factory=ScheduleCfg)
+    """Late-training schedules: QAT with an LR cooldown, late batch switch (``urbanverse.rl.schedule``)."""
+    init_from: str = ""
+    """Start from the policy weights of this checkpoint (a fine-tune; optimiser and counters start
+    fresh). It must have the same observation layout and policy architecture."""
     algo: str = "ppo"
     """``ppo`` (this package) or ``sb3-ppo`` (Stable-Baselines3)."""
     total_steps: int = 1_000_000
@@ -110,6 +116,15 @@ class TrainCfg:
             raise InputError(f"TrainCfg.max_minutes: need >= 0, got {self.max_minutes}")
         if self.total_steps < 1 or self.num_steps_per_env < 1 or self.save_interval < 1:
             raise InputError("TrainCfg: total_steps, num_steps_per_env and save_interval must be >= 1")
+        if self.ppo.num_mini_batches % self.schedule.batch_large_mult:
+            raise InputError(
+                f"schedule.batch_large_mult={self.schedule.batch_large_mult} must divide "
+                f"ppo.num_mini_batches={self.ppo.num_mini_batches}"
+            )
+        if self.algo == "sb3-ppo" and (
+            self.schedule.qat or self.schedule.batch_large_mult > 1 or self.init_from
+        ):
+            raise InputError("schedule.* and init_from apply to --algo ppo only")
 
     @property
     def task_name(self) -> str:

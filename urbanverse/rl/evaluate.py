@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from urbanverse.errors import InputError
+from urbanverse.nn.qat import set_qat_enabled
 from urbanverse.rl.config import TrainCfg, from_dict
 from urbanverse.rl.policy import DeterministicActor
 from urbanverse.rl.runner import build_policy, load_checkpoint, resolve_checkpoint
@@ -52,6 +53,8 @@ def load_policy(checkpoint: Path, device: str = "cpu") -> LoadedPolicy:
     state = load_checkpoint(resolve_checkpoint(checkpoint), device)
     cfg = from_dict(TrainCfg, state["config"], "checkpoint config")
     policy = build_policy(cfg, state["num_obs"], state["num_actions"])
+    if state.get("schedule", {}).get("qat_active"):
+        set_qat_enabled(policy, True)  # acts as trained: fake-quantised, as its int8 export
     policy.load_state_dict(state["alg"]["policy"])
     actor = DeterministicActor(policy).to(device).eval()
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from urbanverse.errors import InputError, require
+from urbanverse.nn.qat import freeze_qat
 from urbanverse.rl.evaluate import LoadedPolicy
 
 FORMATS = ("onnx", "torchscript")
@@ -35,7 +36,8 @@ def export_policy(loaded: LoadedPolicy, fmt: str, out: Path) -> Path:
         raise InputError(f"--format: expected onnx or torchscript, got {fmt!r}")
     if loaded.actor is None:
         raise InputError("export needs a checkpoint of --algo ppo (SB3 models export through SB3 itself)")
-    actor = loaded.actor.cpu().eval()
+    # A QAT-trained actor is exported as its int8 inference graph (constant grids, plain ops).
+    actor = freeze_qat(loaded.actor.cpu()).eval()
     inputs = _example_inputs(loaded, 2)
     n_state = len(inputs) - 1
     out = Path(out)

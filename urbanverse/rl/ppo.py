@@ -112,6 +112,8 @@ class PPO:
     ):
         self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
         self.learning_rate = cfg.learning_rate
+        self.fixed_lr: float | None = None
+        """The learning rate when set (by a late schedule: the QAT cooldown), overriding ``cfg.schedule``."""
         self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
         self.chunk_len = cfg.chunk_len if policy.is_recurrent else 1
         self.storage = RolloutStorage(
@@ -183,12 +185,21 @@ class PPO:
         self.storage.compute_returns(last_values, self.cfg.gamma, self.cfg.lam)
 
     # ------------------------------------------------------------------ update
-    def update(self) -> dict[str, float]:
-        """PPO epochs over the storage; returns mean losses, KL, learning rate and clip fraction."""
+    def update(self, num_mini_batches: int | None = None) -> dict[str, float]:
+        """PPO epochs over the storage; returns mean losses, KL, learning rate and clip fraction.
+
+        ``num_mini_batches`` overrides ``cfg.num_mini_batches`` (the late batch switch).
+        """
         cfg, p = self.cfg, self.policy
+        if self.fixed_lr is not None:
+            self.learning_rate = self.fixed_lr
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.learning_rate
         sums = {"loss/value": 0.0, "loss/surrogate": 0.0, "loss/entropy": 0.0, "loss/aux": 0.0}
         kls, clips, n = [], [], 0
-        for mb in self.storage.minibatches(cfg.num_mini_batches, cfg.num_learning_epochs, self.generator):
+        for mb in self.storage.minibatches(
+            num_mini_batches or cfg.num_mini_batches, cfg.num_learning_epochs, self.generator
+        ):
             with self.autocast:
                 mean, value = p.forward_sequence(mb.obs, mb.state, mb.resets)
             mean, value = mean.float(), value.float()
@@ -207,7 +218,7 @@ class PPO:
                     .mean()
                 )
                 kls.append(float(kl))
-            if cfg.schedule == "adaptive":
+            if cfg.schedule == "adaptive" and self.fixed_lr is None:
                 if kls[-1] > 2 * cfg.desired_kl:
                     self.learning_rate = max(cfg.min_lr, self.learning_rate / 1.5)
                 elif 0 < kls[-1] < cfg.desired_kl / 2:

@@ -19,6 +19,9 @@ import torch
 
 from urbanverse.nn.qat import QATCfg, export_int8, load_int8, prepare_qat
 from urbanverse.rl.evaluate import LoadedPolicy
+from urbanverse.rl.policy import DeterministicActor
+from urbanverse.rl.runner import build_policy
+from urbanverse.rl.schedule import qat_enabled
 from urbanverse.sim import NavVecEnv
 
 #: Seed offset of the calibration rollouts from the evaluation seed.
@@ -55,6 +58,12 @@ def _calibrate(actor, loaded: LoadedPolicy, scenes: tuple[str, ...], steps: int,
         env.close()
 
 
+def float_actor(loaded: LoadedPolicy) -> DeterministicActor:
+    """A fresh float actor of ``loaded``'s architecture (plain Linears, the target of ``load_int8``)."""
+    cfg = dataclasses.replace(loaded.cfg, schedule=dataclasses.replace(loaded.cfg.schedule, qat_fraction=0.0))
+    return DeterministicActor(build_policy(cfg, loaded.meta["num_obs"], loaded.meta["num_actions"]))
+
+
 def quantize_policy(
     loaded: LoadedPolicy,
     scenes: tuple[str, ...],
@@ -64,16 +73,30 @@ def quantize_policy(
     device: str = "cpu",
 ) -> tuple[LoadedPolicy, dict]:
     """The quantised twin of ``loaded`` (a PPO checkpoint) and a summary: bits, calibration steps,
-    quantised layers, and the size of the int8 state dict against the float one (bytes)."""
+    quantised layers, and the size of the int8 state dict against the float one (bytes).
+
+    A policy trained with QAT (``schedule.qat_fraction``) is exported as trained: its weight
+    bits and its learned activation grids, no calibration. Any other policy is quantised after
+    training (PTQ) with ``bits`` and grids calibrated on ``calibration_steps`` rollout steps.
+    """
     if loaded.actor is None:
         raise ValueError("quantize_policy: needs a PPO checkpoint (SB3 models are not supported)")
     if bits not in (4, 8):
         raise ValueError(f"quantize_policy: bits must be 8 or 4, got {bits}")
-    cfg = QATCfg(weight_bits=bits, observer="minmax", keep_float=("obs_norm",))
-    calibrating = prepare_qat(copy.deepcopy(loaded.actor), cfg, enabled=True)
-    _calibrate(calibrating, loaded, scenes, calibration_steps, seed + CALIBRATION_SEED_OFFSET, device)
-    state = export_int8(calibrating)
-    actor = load_int8(copy.deepcopy(loaded.actor), state).eval()
+    qat_trained = qat_enabled(loaded.actor)
+    if qat_trained:
+        trained_bits = loaded.cfg.schedule.qat_weight_bits
+        if bits != trained_bits:
+            raise ValueError(
+                f"quantize_policy: the policy was trained with int{trained_bits} QAT, not int{bits}"
+            )
+        state, calibration_steps = export_int8(loaded.actor), 0
+    else:
+        cfg = QATCfg(weight_bits=bits, observer="minmax", keep_float=("obs_norm",))
+        calibrating = prepare_qat(copy.deepcopy(loaded.actor), cfg, enabled=True)
+        _calibrate(calibrating, loaded, scenes, calibration_steps, seed + CALIBRATION_SEED_OFFSET, device)
+        state = export_int8(calibrating)
+    actor = load_int8(float_actor(loaded).to(device), state).eval()
 
     def size(sd: dict) -> int:
         buf = io.BytesIO()
@@ -82,6 +105,7 @@ def quantize_policy(
 
     summary = {
         "weight_bits": bits,
+        "method": "qat" if qat_trained else "ptq",
         "activation_bits": 8,
         "calibration_steps": calibration_steps,
         "quantized_layers": sum(k.endswith(".weight_int8") for k in state),

@@ -24,6 +24,7 @@ from urbanverse.rl.config import TrainCfg, load_cfg, save_cfg, to_dict
 from urbanverse.rl.logger import RunLogger
 from urbanverse.rl.policy import ActorCritic
 from urbanverse.rl.ppo import PPO
+from urbanverse.rl.schedule import LateSchedule, prepare_actor_qat
 from urbanverse.sim import NavVecEnv
 
 CHECKPOINT = "checkpoint.pt"
@@ -67,11 +68,30 @@ def load_checkpoint(path: Path, device: str = "cpu") -> dict:
 
 
 def build_policy(cfg: TrainCfg, num_obs: int, num_actions: int) -> ActorCritic:
-    """The actor-critic of a run."""
+    """The actor-critic of a run (with QAT Linears in the actor, switched off, when the run uses QAT)."""
     try:
-        return ActorCritic(num_obs, num_actions, cfg.policy)
+        policy = ActorCritic(num_obs, num_actions, cfg.policy)
     except (ValueError, ImportError) as exc:
         raise InputError(f"policy: {exc}") from None
+    return prepare_actor_qat(policy, cfg.schedule) if cfg.schedule.qat else policy
+
+
+def init_policy_from(policy: ActorCritic, path: Path, num_obs: int) -> None:
+    """Copy the policy weights of the checkpoint at ``path`` into ``policy`` (``TrainCfg.init_from``)."""
+    state = load_checkpoint(path)
+    if state.get("num_obs") != num_obs:
+        raise InputError(
+            f"init_from {path}: its policy takes {state.get('num_obs')} observations, this run's "
+            f"environment gives {num_obs} (different sensor or task settings)"
+        )
+    # Float weights load into QAT Linears too (their extra activation-grid buffers stay unset).
+    missing, unexpected = policy.load_state_dict(state["alg"]["policy"], strict=False)
+    missing = [k for k in missing if not k.rsplit(".", 1)[-1].startswith("act_")]
+    if missing or unexpected:
+        raise InputError(
+            f"init_from {path}: a different policy architecture (missing {missing[:3]}, "
+            f"unexpected {unexpected[:3]})"
+        )
 
 
 class Runner:
@@ -88,8 +108,13 @@ class Runner:
         self.env = NavVecEnv(cfg.env.env_cfg(cfg.scenes, cfg.seed, cfg.device))
         self.policy = build_policy(cfg, self.env.num_obs, self.env.num_actions).to(self.device)
         self.generator = torch.Generator().manual_seed(cfg.seed)
+        if cfg.init_from:
+            init_policy_from(self.policy, Path(cfg.init_from), self.env.num_obs)
         self.alg = PPO(
             self.policy, cfg.ppo, self.env.num_envs, cfg.num_steps_per_env, self.device, self.generator
+        )
+        self.schedule = LateSchedule(
+            cfg.schedule, self.policy, self.alg, cfg.ppo.num_mini_batches, cfg.steps_per_iteration
         )
         self.iteration = 0
         self.env_steps = 0
@@ -130,6 +155,7 @@ class Runner:
             "num_actions": self.env.num_actions,
             "obs_layout": {k: [s.start, s.stop] for k, s in self.env.obs_layout.items()},
             "alg": self.alg.state_dict(),
+            "schedule": self.schedule.state_dict(),
             "torch_rng": torch.get_rng_state(),
             "generator": self.generator.get_state(),
         }
@@ -144,6 +170,7 @@ class Runner:
 
     def load(self, path: Path) -> None:
         state = load_checkpoint(path, str(self.device))
+        self.schedule.load_state_dict(state.get("schedule", {}))
         self.alg.load_state_dict(state["alg"])
         self.iteration, self.env_steps, self.wall_s = state["iteration"], state["env_steps"], state["wall_s"]
         torch.set_rng_state(state["torch_rng"])
@@ -152,6 +179,13 @@ class Runner:
         self.env.reset(seed=self.cfg.seed + 1_000_003 * self.iteration)
 
     # ------------------------------------------------------------------ training
+    def progress(self) -> float:
+        """Fraction of the budget spent: steps, or minutes when ``max_minutes`` ends the run first."""
+        done = self.iteration / self.cfg.num_iterations
+        if self.cfg.max_minutes > 0:
+            done = max(done, self.wall_s / (60 * self.cfg.max_minutes))
+        return min(done, 1.0)
+
     def learn(self) -> dict[str, float]:
         """Train until ``cfg.total_steps`` (or ``cfg.max_minutes``); returns the last iteration's log row."""
         cfg, env, alg = self.cfg, self.env, self.alg
@@ -176,7 +210,7 @@ class Runner:
                 alg.compute_returns(obs, state, resets)
                 t_collect = time.perf_counter() - t0
                 self.policy.train()
-                losses = alg.update()
+                losses = alg.update(self.schedule.apply(self.progress()))
                 elapsed = time.perf_counter() - t0
                 self.iteration += 1
                 self.env_steps += cfg.steps_per_iteration
@@ -190,6 +224,11 @@ class Runner:
                     "update_s": elapsed - t_collect,
                     **ep.summary(),
                     **losses,
+                    **(
+                        {"train/qat": float(self.schedule.qat_peak_lr is not None)}
+                        if cfg.schedule.qat
+                        else {}
+                    ),
                 }
                 logger.log(row)
                 out_of_time = 0 < cfg.max_minutes * 60 <= self.wall_s

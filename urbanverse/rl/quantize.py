@@ -28,7 +28,9 @@ from urbanverse.sim import NavVecEnv
 CALIBRATION_SEED_OFFSET = 7919
 
 
-def _act_fn(actor: torch.nn.Module):
+def actor_act_fn(actor: torch.nn.Module):
+    """``LoadedPolicy.act`` for a deterministic actor: ``(obs, state) -> (actions, next state)``."""
+
     @torch.no_grad()
     def act(obs: torch.Tensor, st: tuple) -> tuple[torch.Tensor, tuple]:
         out = actor(obs, *st)
@@ -41,7 +43,7 @@ def _calibrate(actor, loaded: LoadedPolicy, scenes: tuple[str, ...], steps: int,
     """Drive rollouts with ``actor`` in training mode so its activation observers see real inputs."""
     env = NavVecEnv(loaded.cfg.env.env_cfg(scenes, seed, device, num_envs=8 * len(scenes)))
     try:
-        act = _act_fn(actor)
+        act = actor_act_fn(actor)
         obs, state = env.get_observations(), actor.initial_state(env.num_envs, device)
         actor.train()
         for _ in range(steps):
@@ -114,7 +116,7 @@ def quantize_policy(
     }
     quantized = dataclasses.replace(
         loaded,
-        act=_act_fn(actor),
+        act=actor_act_fn(actor),
         initial_state=lambda n: actor.initial_state(n, device),
         actor=actor,
         meta=dict(loaded.meta, quantization=summary),

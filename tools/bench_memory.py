@@ -205,7 +205,7 @@ def main() -> None:
     p.add_argument("--tasks", nargs="+", default=["mqar", "nav"], choices=["mqar", "nav"])
     p.add_argument("--lengths", nargs="+", type=int, default=[256, 512, 1024, 2048], help="eval lengths")
     p.add_argument("--train-len", type=int, default=128, help="training sequence length (tokens)")
-    p.add_argument("--steps", type=int, default=300, help="optimizer steps per model and task")
+    p.add_argument("--steps", type=int, default=2000, help="optimizer steps per model and task")
     p.add_argument("--batch", type=int, default=32, help="training sequences per step")
     p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (one-cycle)")
     p.add_argument("--params", type=int, default=60_000, help="target backbone parameter count")

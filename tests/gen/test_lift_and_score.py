@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.gen.evaluate import compare_scenes, seen_objects
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
-from urbanverse.layout.lift import run_lifting
+from urbanverse.layout.lift import SHAPED_TREES, run_lifting, tree_class_from_shape
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
 from urbanverse.video.stage import VideoCfg, run_video
@@ -51,3 +51,35 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["pos_err_m"] == 0.0 and scores["ground_iou"] == pytest.approx(1.0)
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("height", "width", "expected"),
+    [
+        (3.5, 1.4, "young_street_tree"),
+        (12.0, 2.4, "columnar_tree"),
+        (4.5, 1.2, "young_street_tree"),  # small and narrow: a young tree, not a columnar one
+        (9.0, 6.0, "broadleaf_tree"),
+        (4.0, 3.5, "broadleaf_tree"),  # low but wide
+        (float("nan"), 3.0, "broadleaf_tree"),  # unmeasured: unchanged
+    ],
+)
+def test_tree_kind_follows_the_measured_proportions(height, width, expected):
+    assert tree_class_from_shape("broadleaf_tree", height, width) == expected
+
+
+def test_only_tree_kinds_are_reshaped():
+    assert tree_class_from_shape("weeping_tree", 3.0, 1.0) == "weeping_tree"
+    assert tree_class_from_shape("street_lamp", 3.0, 0.3) == "street_lamp"
+
+
+def test_lifted_trees_take_their_measured_size(tour):
+    root, gt, kfs = tour
+    scene = load_scene(root / "example")
+    dets = oracle_detections(gt, kfs)
+    lifted = run_lifting(oracle_tracks(dets), dets, oracle_reconstruction(gt, kfs))
+    trees = [o for o in lifted.objects if o.category in SHAPED_TREES]
+    assert trees
+    for obj in trees:
+        truth = next(o for o in scene.objects if o.id == obj.label)
+        assert obj.size[2] == pytest.approx(truth.size[2], rel=0.25)

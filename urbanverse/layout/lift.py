@@ -4,7 +4,9 @@ Per observation, the bottom centre of the box is the object's ground contact: it
 the ground plane ``z = 0`` of the reconstruction (metric, ground-aligned: the pavement the camera
 walks on), or the road a curb lower where the ground stage saw road. Positions are fused by the
 median over observations; height comes from the box's vertical extent at that distance, bounded by
-the taxonomy's size range for the class, and the footprint follows the class's proportions.
+the taxonomy's size range for the class, and the footprint follows the class's proportions. Trees
+take their measured crown width too, and the tree class their proportions fit (young street tree,
+columnar, broadleaf: ``tree_class_from_shape``).
 
 The street runs along the camera path (people film walking along it) and the road lies on the side
 of the path where the ground stage saw road. Vehicles lie along the street; street furniture and
@@ -149,24 +151,67 @@ def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_dis
 
 
 def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
-    """Per usable observation: ground contact (3,), camera centre (3,), metric height or NaN."""
+    """Per usable observation: ground contact (3,), camera centre (3,), metric height and width
+    (m, NaN where the box is cut by the frame's top, or its sides)."""
     kf = recon.intrinsics
+    m = cfg.edge_margin_px
     out = []
     for obs in track.observations:
         pose = recon.keyframes[obs.frame_index]
         if not pose.registered:
             continue
         x1, y1, x2, y2 = obs.box
-        if y2 >= height - cfg.edge_margin_px:
+        if y2 >= height - m:
             continue
         ground = _contact(recon, obs.frame_index, np.array([(x1 + x2) / 2, y2]), surface, cfg.max_distance_m)
         if not np.isfinite(ground).all():
             continue
         wfc = world_from_camera(recon, obs.frame_index)
         depth = float((ground - wfc[:3, 3]) @ wfc[:3, 2])  # z-depth of the contact point
-        tall = (y2 - y1) * depth / kf.fy if y1 > cfg.edge_margin_px else math.nan
-        out.append((ground, wfc[:3, 3], tall))
+        tall = (y2 - y1) * depth / kf.fy if y1 > m else math.nan
+        wide = (x2 - x1) * depth / kf.fx if x1 > m and x2 < width - m else math.nan
+        out.append((ground, wfc[:3, 3], tall, wide))
     return out
+
+
+#: Tree classes told apart by the measured shape (``tree_class_from_shape``).
+SHAPED_TREES = frozenset({"broadleaf_tree", "columnar_tree", "young_street_tree"})
+#: A tree lower than this (m) with a crown narrower than ``YOUNG_MAX_WIDTH_M`` is a young street tree.
+YOUNG_MAX_HEIGHT_M = 5.0
+YOUNG_MAX_WIDTH_M = 2.5
+#: A taller tree whose width / height is below this is columnar (fastigiate).
+COLUMNAR_MAX_ASPECT = 0.33
+
+
+def tree_class_from_shape(category: str, height_m: float, width_m: float) -> str:
+    """The taxonomy's tree class that a measured shape fits: young street trees are small (under
+    5 m, crowns under 2.5 m), columnar trees narrow (width under a third of the height), broadleaf
+    trees the rest. Other categories, and unmeasured shapes (NaN), are returned unchanged.
+
+    A colour-and-shape vegetation detector sees "a tree", not its kind; the kinds that the
+    taxonomy separates differ mainly in proportions, which lifting measures in metres.
+    """
+    if category not in SHAPED_TREES or not (math.isfinite(height_m) and math.isfinite(width_m)):
+        return category
+    if height_m < YOUNG_MAX_HEIGHT_M and width_m < YOUNG_MAX_WIDTH_M:
+        return "young_street_tree"
+    return "columnar_tree" if width_m < COLUMNAR_MAX_ASPECT * height_m else "broadleaf_tree"
+
+
+def _measured_size(category: str, heights: np.ndarray, widths: np.ndarray, cfg: LiftCfg):
+    """``(category, size (3,) m)``: a tree takes the class its measured shape fits and its measured
+    crown width and height (within the class's range); other classes scale their mean size by the
+    measured height (within ``cfg.height_bounds``)."""
+    h = float(np.median(heights)) if len(heights) else math.nan
+    w = float(np.median(widths)) if len(widths) else math.nan
+    category = tree_class_from_shape(category, h, w)
+    size = _mean_size(category)
+    if category in SHAPED_TREES and math.isfinite(h) and math.isfinite(w):
+        cls = get_class(category)
+        size = np.clip([w, w, h], cls.size_min, cls.size_max)
+    elif math.isfinite(h):
+        size = size * float(np.clip(h / size[2], *cfg.height_bounds))
+    return category, size
 
 
 def run_lifting(
@@ -196,17 +241,16 @@ def run_lifting(
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue
-        size = _mean_size(track.category)
-        heights = np.array([t for _, _, t in obs if np.isfinite(t)])
-        if len(heights):
-            size = size * float(np.clip(np.median(heights) / size[2], *cfg.height_bounds))
-        contact = np.median([g[:2] for g, _, _ in obs], axis=0)
+        heights = np.array([t for *_, t, _ in obs if np.isfinite(t)])
+        widths = np.array([w for *_, w in obs if np.isfinite(w)])
+        category, size = _measured_size(track.category, heights, widths, cfg)
+        contact = np.median([g[:2] for g, *_ in obs], axis=0)
         axis, to_road = street.axis_and_road_side(contact)
-        yaw, source = _orient(track.category, axis, to_road)
-        slender = get_class(track.category).l2 in SLENDER_L2
+        yaw, source = _orient(category, axis, to_road)
+        slender = get_class(category).l2 in SLENDER_L2
         depth = 0.0 if slender else _depth_across(size, yaw, to_road)
         centres = []
-        for ground, eye, _ in obs:
+        for ground, eye, *_ in obs:
             away = np.sign((ground[:2] - eye[:2]) @ to_road) or 1.0  # the far side, seen from the camera
             centres.append(ground[:2] + away * 0.5 * depth * to_road)
         centres = np.asarray(centres)
@@ -217,7 +261,7 @@ def run_lifting(
         lifted.append(
             LiftedObject(
                 track_id=track.track_id,
-                category=track.category,
+                category=category,
                 label=track.label,
                 score=float(track.score),
                 position=(float(xy[0]), float(xy[1]), 0.0),

@@ -3,6 +3,7 @@ has them; and the round-trip scorer gives perfect scores to the truth itself."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import numpy as np
@@ -83,3 +84,24 @@ def test_lifted_trees_take_their_measured_size(tour):
     for obj in trees:
         truth = next(o for o in scene.objects if o.id == obj.label)
         assert obj.size[2] == pytest.approx(truth.size[2], rel=0.25)
+
+
+@pytest.mark.parametrize(("label", "expected"), [("tree", "broadleaf_tree"), ("poplar", "columnar_tree")])
+def test_a_generic_tree_label_takes_the_kind_its_shape_fits(tour, label, expected):
+    """The example's trees are broadleaf (2.8 m crowns, 5 m tall). Tracked as a "columnar_tree" under
+    the generic label "tree", lifting re-classes them by shape; a label naming the kind is kept."""
+    root, gt, kfs = tour
+    dets = oracle_detections(gt, kfs)
+    tracks = oracle_tracks(dets)
+    trees = {t.track_id for t in tracks.tracks if t.category == "broadleaf_tree"}
+    assert trees
+    relabelled = dataclasses.replace(
+        tracks,
+        tracks=tuple(
+            dataclasses.replace(t, label=label, category="columnar_tree") if t.track_id in trees else t
+            for t in tracks.tracks
+        ),
+    )
+    lifted = run_lifting(relabelled, dets, oracle_reconstruction(gt, kfs))
+    kinds = {o.category for o in lifted.objects if o.track_id in trees}
+    assert kinds == {expected}

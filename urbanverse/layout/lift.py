@@ -5,8 +5,8 @@ the ground plane ``z = 0`` of the reconstruction (metric, ground-aligned: the pa
 walks on), or the road a curb lower where the ground stage saw road. Positions are fused by the
 median over observations; height comes from the box's vertical extent at that distance, bounded by
 the taxonomy's size range for the class, and the footprint follows the class's proportions. Trees
-take their measured crown width too, and the tree class their proportions fit (young street tree,
-columnar, broadleaf: ``tree_class_from_shape``).
+take their measured crown width too and, when the detector said only "tree", the tree class their
+proportions fit (young street tree, columnar, broadleaf: ``tree_class_from_shape``).
 
 The street runs along the camera path (people film walking along it) and the road lies on the side
 of the path where the ground stage saw road. Vehicles lie along the street; street furniture and
@@ -176,16 +176,18 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
 
 #: Tree classes told apart by the measured shape (``tree_class_from_shape``).
 SHAPED_TREES = frozenset({"broadleaf_tree", "columnar_tree", "young_street_tree"})
+#: Detector labels that say "a tree" but not which kind (the vegetation detector's, free-form names).
+GENERIC_TREE_LABELS = frozenset({"tree", "trees", "street tree"})
 #: A tree lower than this (m) with a crown narrower than ``YOUNG_MAX_WIDTH_M`` is a young street tree.
 YOUNG_MAX_HEIGHT_M = 5.0
 YOUNG_MAX_WIDTH_M = 2.5
 #: A taller tree whose width / height is below this is columnar (fastigiate).
-COLUMNAR_MAX_ASPECT = 0.33
+COLUMNAR_MAX_ASPECT = 0.25
 
 
 def tree_class_from_shape(category: str, height_m: float, width_m: float) -> str:
     """The taxonomy's tree class that a measured shape fits: young street trees are small (under
-    5 m, crowns under 2.5 m), columnar trees narrow (width under a third of the height), broadleaf
+    5 m, crowns under 2.5 m), columnar trees narrow (width under a quarter of the height), broadleaf
     trees the rest. Other categories, and unmeasured shapes (NaN), are returned unchanged.
 
     A colour-and-shape vegetation detector sees "a tree", not its kind; the kinds that the
@@ -198,19 +200,21 @@ def tree_class_from_shape(category: str, height_m: float, width_m: float) -> str
     return "columnar_tree" if width_m < COLUMNAR_MAX_ASPECT * height_m else "broadleaf_tree"
 
 
-def _measured_size(category: str, heights: np.ndarray, widths: np.ndarray, cfg: LiftCfg):
-    """``(category, size (3,) m)``: a tree takes the class its measured shape fits and its measured
-    crown width and height (within the class's range); other classes scale their mean size by the
-    measured height (within ``cfg.height_bounds``)."""
-    h = float(np.median(heights)) if len(heights) else math.nan
-    w = float(np.median(widths)) if len(widths) else math.nan
-    category = tree_class_from_shape(category, h, w)
-    size = _mean_size(category)
-    if category in SHAPED_TREES and math.isfinite(h) and math.isfinite(w):
+def _measured_size(track, heights: np.ndarray, widths: np.ndarray, cfg: LiftCfg):
+    """``(category, size (3,) m)`` of ``track`` from per-view heights and widths (m): a tree with
+    both measured takes its measured crown width and height (within the class's range) and, when its
+    detector named no kind (``GENERIC_TREE_LABELS``), the class its shape fits; other objects scale
+    their class's mean size by the median height (within ``cfg.height_bounds``)."""
+    category = track.category
+    if category in SHAPED_TREES and len(heights) and len(widths):
+        h, w = float(np.median(heights)), float(np.median(widths))
+        if track.label.lower() in GENERIC_TREE_LABELS:
+            category = tree_class_from_shape(category, h, w)
         cls = get_class(category)
-        size = np.clip([w, w, h], cls.size_min, cls.size_max)
-    elif math.isfinite(h):
-        size = size * float(np.clip(h / size[2], *cfg.height_bounds))
+        return category, np.clip([w, w, h], cls.size_min, cls.size_max)
+    size = _mean_size(category)
+    if len(heights):
+        size = size * float(np.clip(np.median(heights) / size[2], *cfg.height_bounds))
     return category, size
 
 
@@ -243,7 +247,7 @@ def run_lifting(
             continue
         heights = np.array([t for *_, t, _ in obs if np.isfinite(t)])
         widths = np.array([w for *_, w in obs if np.isfinite(w)])
-        category, size = _measured_size(track.category, heights, widths, cfg)
+        category, size = _measured_size(track, heights, widths, cfg)
         contact = np.median([g[:2] for g, *_ in obs], axis=0)
         axis, to_road = street.axis_and_road_side(contact)
         yaw, source = _orient(category, axis, to_road)

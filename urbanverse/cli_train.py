@@ -78,13 +78,15 @@ def train_command(
 ) -> None:
     """Train a navigation policy with PPO on many parallel environments (checkpoints, CSV, TensorBoard).
 
-    A run folder <task>__<exp>__<seed>__<time> under --runs-dir holds config.json, progress.csv,
-    tb/ and checkpoints; --resume RUN_DIR continues a run killed at any point.
+    A run folder <task>__<exp>__<seed>__<time> under --runs-dir holds
+    config.json, progress.csv, tb/ and checkpoints; --resume RUN_DIR
+    continues a run killed at any point.
 
-    Late-training schedules (--set): schedule.qat_fraction=0.15 trains the last 15 % with int8
-    fake quantisation of the actor and a linear LR cooldown (QAT; eval --quantize int8 then
-    exports the trained grids); schedule.batch_large_mult=4 schedule.batch_switch_at=0.8 makes
-    PPO minibatches 4x larger for the last 20 %. A QAT fine-tune of a trained policy:
+    Late-training schedules (--set):
+    schedule.qat_fraction=0.15 trains the last 15 % with int8 fake
+    quantisation of the actor and a linear LR cooldown (QAT);
+    schedule.batch_large_mult=4 makes PPO minibatches 4x larger from
+    schedule.batch_switch_at (default 0.8) on. QAT fine-tune of a policy:
     --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
     from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides

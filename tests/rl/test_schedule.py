@@ -132,3 +132,9 @@ def test_init_from_starts_a_fine_tune_at_the_checkpoint_weights(tmp_path):
 def test_bad_schedule_settings_are_input_errors(override, words):
     with pytest.raises(InputError, match=words):
         small_cfg(override)
+
+
+def test_a_run_that_cannot_start_leaves_no_folder(tmp_path):
+    with pytest.raises(InputError, match="no checkpoint here"):
+        Runner.create(small_cfg(f"init_from={tmp_path / 'missing.pt'}"), tmp_path / "runs", quiet=True)
+    assert list((tmp_path / "runs").iterdir()) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import shutil
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,8 +127,12 @@ class Runner:
         """A new run folder under ``root`` with the resolved config saved."""
         run_dir = Path(root) / run_name(cfg)
         run_dir.mkdir(parents=True, exist_ok=False)
-        save_cfg(cfg, run_dir / "config.json")
-        return cls(cfg, run_dir, quiet)
+        try:
+            save_cfg(cfg, run_dir / "config.json")
+            return cls(cfg, run_dir, quiet)
+        except BaseException:
+            shutil.rmtree(run_dir, ignore_errors=True)  # a run that cannot start leaves nothing behind
+            raise
 
     @classmethod
     def resume(cls, run_dir: Path, total_steps: int | None = None, quiet: bool = False) -> Runner:

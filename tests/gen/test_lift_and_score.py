@@ -10,9 +10,17 @@ import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLE_SCENE
+from urbanverse.assets.taxonomy import get_class
 from urbanverse.gen.evaluate import compare_scenes, seen_objects
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
-from urbanverse.layout.lift import SHAPED_TREES, run_lifting, tree_class_from_shape
+from urbanverse.layout.lift import (
+    SHAPED_TREES,
+    LiftCfg,
+    TrackView,
+    measured_size,
+    run_lifting,
+    tree_class_from_shape,
+)
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
 from urbanverse.video.stage import VideoCfg, run_video
@@ -105,3 +113,16 @@ def test_a_generic_tree_label_takes_the_kind_its_shape_fits(tour, label, expecte
     lifted = run_lifting(relabelled, dets, oracle_reconstruction(gt, kfs))
     kinds = {o.category for o in lifted.objects if o.track_id in trees}
     assert kinds == {expected}
+
+
+def test_a_tree_cut_by_the_frame_top_takes_its_width_and_the_class_proportions():
+    track = type("T", (), {"category": "broadleaf_tree", "label": "tree"})()
+    views = [
+        TrackView(np.zeros(3), np.zeros(3), height=4.0, top_cut=True, width=3.0),
+        TrackView(np.zeros(3), np.zeros(3), height=6.0, top_cut=True, width=float("nan")),
+    ]
+    category, size = measured_size(track, views, LiftCfg())
+    mean = (np.array(get_class("broadleaf_tree").size_min) + get_class("broadleaf_tree").size_max) / 2
+    assert category == "broadleaf_tree"  # no full height: the kind cannot be told
+    assert size[0] == size[1] == 3.0
+    assert size[2] == pytest.approx(max(mean[2] * 3.0 / mean[0], 6.0))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import scipy.optimize
@@ -150,9 +150,20 @@ def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_dis
     return origin + s * direction[0] if 0 < s <= max_distance_m else np.full(3, np.nan)
 
 
+class TrackView(NamedTuple):
+    """One usable observation of a track: ground contact (3,) and camera centre (3,) in m; the box's
+    metric height and width (m) at the contact's depth. ``top_cut``: the box touches the frame's top,
+    so ``height`` is only a lower bound; ``width`` is NaN where the box touches a side."""
+
+    ground: np.ndarray
+    eye: np.ndarray
+    height: float
+    top_cut: bool
+    width: float
+
+
 def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
-    """Per usable observation: ground contact (3,), camera centre (3,), metric height and width
-    (m, NaN where the box is cut by the frame's top, or its sides)."""
+    """The track's usable observations (:class:`TrackView`): registered, with a ground contact in range."""
     kf = recon.intrinsics
     m = cfg.edge_margin_px
     out = []
@@ -168,9 +179,8 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
             continue
         wfc = world_from_camera(recon, obs.frame_index)
         depth = float((ground - wfc[:3, 3]) @ wfc[:3, 2])  # z-depth of the contact point
-        tall = (y2 - y1) * depth / kf.fy if y1 > m else math.nan
         wide = (x2 - x1) * depth / kf.fx if x1 > m and x2 < width - m else math.nan
-        out.append((ground, wfc[:3, 3], tall, wide))
+        out.append(TrackView(ground, wfc[:3, 3], (y2 - y1) * depth / kf.fy, bool(y1 <= m), wide))
     return out
 
 
@@ -200,16 +210,27 @@ def tree_class_from_shape(category: str, height_m: float, width_m: float) -> str
     return "columnar_tree" if width_m < COLUMNAR_MAX_ASPECT * height_m else "broadleaf_tree"
 
 
-def _measured_size(track, heights: np.ndarray, widths: np.ndarray, cfg: LiftCfg):
-    """``(category, size (3,) m)`` of ``track`` from per-view heights and widths (m): a tree with
-    both measured takes its measured crown width and height (within the class's range) and, when its
-    detector named no kind (``GENERIC_TREE_LABELS``), the class its shape fits; other objects scale
-    their class's mean size by the median height (within ``cfg.height_bounds``)."""
+def measured_size(track, views: list[TrackView], cfg: LiftCfg):
+    """``(category, size (3,) m)`` of ``track`` from its views' box heights and widths.
+
+    A tree with a measured crown width takes it: with a measured height, the size is the measured
+    width and height and, when its detector named no kind (``GENERIC_TREE_LABELS``), the class is the
+    kind its shape fits; with the top cut by the frame in every view, the class's proportions give
+    the height from the width, at least the visible height. Sizes stay within the class's range.
+    Other objects scale their class's mean size by the median height (within ``cfg.height_bounds``).
+    """
     category = track.category
-    if category in SHAPED_TREES and len(heights) and len(widths):
-        h, w = float(np.median(heights)), float(np.median(widths))
-        if track.label.lower() in GENERIC_TREE_LABELS:
-            category = tree_class_from_shape(category, h, w)
+    heights = np.array([v.height for v in views if not v.top_cut])
+    widths = np.array([v.width for v in views if np.isfinite(v.width)])
+    if category in SHAPED_TREES and len(widths):
+        w = float(np.median(widths))
+        if len(heights):
+            h = float(np.median(heights))
+            if track.label.lower() in GENERIC_TREE_LABELS:
+                category = tree_class_from_shape(category, h, w)
+        else:
+            mean = _mean_size(category)
+            h = max(mean[2] * w / mean[0], max(v.height for v in views))
         cls = get_class(category)
         return category, np.clip([w, w, h], cls.size_min, cls.size_max)
     size = _mean_size(category)
@@ -245,10 +266,8 @@ def run_lifting(
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue
-        heights = np.array([t for *_, t, _ in obs if np.isfinite(t)])
-        widths = np.array([w for *_, w in obs if np.isfinite(w)])
-        category, size = _measured_size(track, heights, widths, cfg)
-        contact = np.median([g[:2] for g, *_ in obs], axis=0)
+        category, size = measured_size(track, obs, cfg)
+        contact = np.median([v.ground[:2] for v in obs], axis=0)
         axis, to_road = street.axis_and_road_side(contact)
         yaw, source = _orient(category, axis, to_road)
         slender = get_class(category).l2 in SLENDER_L2

@@ -17,6 +17,7 @@ from urbanverse.layout.lift import (
     SHAPED_TREES,
     LiftCfg,
     TrackView,
+    category_by_votes_and_height,
     measured_size,
     run_lifting,
     tree_class_from_shape,
@@ -126,3 +127,10 @@ def test_a_tree_cut_by_the_frame_top_takes_its_width_and_the_class_proportions()
     assert category == "broadleaf_tree"  # no full height: the kind cannot be told
     assert size[0] == size[1] == 3.0
     assert size[2] == pytest.approx(max(mean[2] * 3.0 / mean[0], 6.0))
+
+
+def test_split_votes_go_to_the_class_whose_height_fits():
+    votes = {"city_bus": 0.42, "sedan": 0.41}  # one view "bus", one "car"
+    assert category_by_votes_and_height(votes, 1.5) == "sedan"
+    assert category_by_votes_and_height(votes, 3.1) == "city_bus"
+    assert category_by_votes_and_height(votes, float("nan")) == "city_bus"  # unmeasured: the plain vote

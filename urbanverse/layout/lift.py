@@ -210,6 +210,26 @@ def tree_class_from_shape(category: str, height_m: float, width_m: float) -> str
     return "columnar_tree" if width_m < COLUMNAR_MAX_ASPECT * height_m else "broadleaf_tree"
 
 
+#: Spread (natural-log units) of an object's height around its class's mean height, in the vote.
+HEIGHT_LOG_SPREAD = 0.3
+
+
+def category_by_votes_and_height(votes: dict[str, float], height_m: float) -> str:
+    """The category with the most detector votes (summed scores), each weighted by how well the
+    measured height (m) fits its class: ``exp(-|ln(height / class mean height)| / HEIGHT_LOG_SPREAD)``.
+
+    A track seen once as "bus" and once as "car" at 1.5 m tall is a car. With the height unmeasured
+    (NaN) the plain vote decides.
+    """
+    if not math.isfinite(height_m) or height_m <= 0:
+        return max(votes, key=votes.__getitem__)
+
+    def fit(category: str) -> float:
+        return math.exp(-abs(math.log(height_m / _mean_size(category)[2])) / HEIGHT_LOG_SPREAD)
+
+    return max(votes, key=lambda c: votes[c] * fit(c))
+
+
 def measured_size(track, views: list[TrackView], cfg: LiftCfg):
     """``(category, size (3,) m)`` of ``track`` from its views' box heights and widths.
 
@@ -218,9 +238,15 @@ def measured_size(track, views: list[TrackView], cfg: LiftCfg):
     kind its shape fits; with the top cut by the frame in every view, the class's proportions give
     the height from the width, at least the visible height. Sizes stay within the class's range.
     Other objects scale their class's mean size by the median height (within ``cfg.height_bounds``).
+    Where the detector votes split between categories, the measured height weighs in
+    (:func:`category_by_votes_and_height`).
     """
-    category = track.category
     heights = np.array([v.height for v in views if not v.top_cut])
+    category = track.category
+    if len(track.category_votes) > 1:
+        category = category_by_votes_and_height(
+            track.category_votes, float(np.median(heights)) if len(heights) else math.nan
+        )
     widths = np.array([v.width for v in views if np.isfinite(v.width)])
     if category in SHAPED_TREES and len(widths):
         w = float(np.median(widths))

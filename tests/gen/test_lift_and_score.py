@@ -117,7 +117,9 @@ def test_a_generic_tree_label_takes_the_kind_its_shape_fits(tour, label, expecte
 
 
 def test_a_tree_cut_by_the_frame_top_takes_its_width_and_the_class_proportions():
-    track = type("T", (), {"category": "broadleaf_tree", "label": "tree"})()
+    track = type(
+        "T", (), {"category": "broadleaf_tree", "label": "tree", "category_votes": {"broadleaf_tree": 1.0}}
+    )()
     views = [
         TrackView(np.zeros(3), np.zeros(3), height=4.0, top_cut=True, width=3.0),
         TrackView(np.zeros(3), np.zeros(3), height=6.0, top_cut=True, width=float("nan")),

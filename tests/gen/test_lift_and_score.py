@@ -136,3 +136,6 @@ def test_split_votes_go_to_the_class_whose_height_fits():
     assert category_by_votes_and_height(votes, 1.5) == "sedan"
     assert category_by_votes_and_height(votes, 3.1) == "city_bus"
     assert category_by_votes_and_height(votes, float("nan")) == "city_bus"  # unmeasured: the plain vote
+    # Classes of about the same height are left to the vote, whatever the (noisy) height says.
+    close = {"bench": 0.48, "outdoor_chair": 0.41}
+    assert all(category_by_votes_and_height(close, h) == "bench" for h in (0.6, 0.8, 1.0, 1.1))

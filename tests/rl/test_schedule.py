@@ -118,6 +118,9 @@ def test_init_from_starts_a_fine_tune_at_the_checkpoint_weights(tmp_path):
     lidar_only = small_cfg(f"init_from={source.run_dir / CHECKPOINT}", "env.task.route_waypoint_m=1.0")
     with pytest.raises(InputError, match="observations"):
         Runner.create(lidar_only, tmp_path / "c", quiet=True)
+    wider = small_cfg(f"init_from={source.run_dir / CHECKPOINT}", 'policy.backbone_overrides={"hidden": 24}')
+    with pytest.raises(InputError, match="different policy architecture"):
+        Runner.create(wider, tmp_path / "d", quiet=True)
 
 
 @pytest.mark.parametrize(

@@ -85,9 +85,15 @@ def init_policy_from(policy: ActorCritic, path: Path, num_obs: int) -> None:
             f"init_from {path}: its policy takes {state.get('num_obs')} observations, this run's "
             f"environment gives {num_obs} (different sensor or task settings)"
         )
-    # Float weights load into QAT Linears too (their extra activation-grid buffers stay unset).
-    missing, unexpected = policy.load_state_dict(state["alg"]["policy"], strict=False)
-    missing = [k for k in missing if not k.rsplit(".", 1)[-1].startswith("act_")]
+    # Float and QAT weights load into each other: a QAT layer's activation grids (act_*) are extra
+    # buffers, set again by the QAT batches.
+    try:
+        missing, unexpected = policy.load_state_dict(state["alg"]["policy"], strict=False)
+    except RuntimeError as exc:  # shape mismatches
+        raise InputError(f"init_from {path}: a different policy architecture ({exc})") from None
+    missing, unexpected = (
+        [k for k in keys if not k.rsplit(".", 1)[-1].startswith("act_")] for keys in (missing, unexpected)
+    )
     if missing or unexpected:
         raise InputError(
             f"init_from {path}: a different policy architecture (missing {missing[:3]}, "

@@ -70,7 +70,8 @@ class RawReconstruction:
     notes: list[str] = field(default_factory=list)
     timings_s: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
-    """The caller's plausibility score of the kept model (see ``run_sfm``); registered count without one."""
+    """How many keyframes the caller's ``consistent`` check kept (see ``run_sfm``); registered count
+    without one."""
 
 
 def _quiet(pycolmap) -> None:
@@ -87,13 +88,16 @@ def run_sfm(
     intr: CameraIntrinsics,
     work: Path,
     p: SfmParams,
-    score: Callable[[RawReconstruction], float] | None = None,
+    consistent: Callable[[RawReconstruction], list[int]] | None = None,
 ) -> RawReconstruction | None:
     """Reconstruct the images ``names`` (in ``image_dir``, keyframe index = position in ``names``).
 
-    ``score`` rates a candidate (e.g. how many keyframes have plausible poses); below
-    ``accept_score x len(names)`` another mapping attempt runs (up to ``attempts``) and the best is
-    kept. Scratch files (database, models) go to ``work``. Returns None when COLMAP builds no model.
+    ``consistent`` returns the keyframes of a candidate whose poses are plausible (the caller's check);
+    while they are fewer than ``accept_score x len(names)``, another mapping attempt runs (up to
+    ``attempts``) and the candidate with the most is kept. Its other keyframes are deregistered before
+    the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
+    the focal length and the good part with it. Scratch files (database, models) go to ``work``.
+    Returns None when COLMAP builds no model.
     """
     import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
 
@@ -144,13 +148,14 @@ def run_sfm(
     # initialisation and another seed. Features and matches are reused.
     variants = [(p.init_min_tri_angle_deg, p.seed), (2.0 * p.init_min_tri_angle_deg, p.seed + 1)]
     variants += [(1.5 * p.init_min_tri_angle_deg, p.seed + 2)]
-    best: tuple[float, object] | None = None
+    best: tuple[float, object, list[int] | None] | None = None
     notes: list[str] = []
     for attempt, (angle, seed) in enumerate(variants[: max(1, p.attempts)]):
         rec = _map(pycolmap, db, image_dir, work / f"models{attempt}", names, p, angle, seed)
         if rec is None:
             continue
-        value = float(rec.num_reg_images()) if score is None else score(_extract(rec, names))
+        keep = None if consistent is None else consistent(_extract(rec, names))
+        value = float(rec.num_reg_images() if keep is None else len(keep))
         log.info(
             "sfm attempt %d (init angle %.1f deg): %d registered, score %.1f",
             attempt,
@@ -159,8 +164,8 @@ def run_sfm(
             value,
         )
         if best is None or value > best[0]:
-            best = (value, rec)
-        if score is None or value >= p.accept_score * len(names):
+            best = (value, rec, keep)
+        if consistent is None or value >= p.accept_score * len(names):
             break
         notes.append(f"SfM attempt {attempt + 1}: only {value:.0f} of {len(names)} keyframes plausible")
     timings["sfm_map"] = time.perf_counter() - t0
@@ -168,6 +173,8 @@ def run_sfm(
     if best is None:
         return None
     rec = best[1]
+    if best[2] is not None and len(best[2]) >= 2:
+        _keep_only(rec, names, set(best[2]))
     if p.refine_focal:
         t0 = time.perf_counter()
         rec = _refine_focal(pycolmap, rec, p, notes)
@@ -221,6 +228,13 @@ def _map(
         return None
     rec = max(models.values(), key=lambda r: r.num_reg_images())
     return rec if rec.num_reg_images() >= 2 else None
+
+
+def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:
+    """Deregister (in place) every image of ``rec`` whose keyframe index is not in ``keyframes``."""
+    for image in list(rec.images.values()):
+        if image.has_pose and names.index(image.name) not in keyframes:
+            rec.deregister_frame(image.frame_id)
 
 
 def _extract_colmap_sift(

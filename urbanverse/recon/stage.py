@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.recon.align import AlignParams, align_to_ground
-from urbanverse.recon.geometry import drop_observers, make_pose, save_points
+from urbanverse.recon.align import Alignment, AlignParams, align_to_ground
+from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
     GroundPlaneFit,
@@ -193,7 +193,12 @@ def run_recon(
             attempts=cfg.sfm_attempts,
         )
         sfm_raw = run_sfm(
-            image_dir, names, intr, work_dir / "colmap", params, score=lambda r: _plausible(r, keyframes, cfg)
+            image_dir,
+            names,
+            intr,
+            work_dir / "colmap",
+            params,
+            consistent=lambda r: _consistent_keyframes(r, keyframes, cfg).keyframes,
         )
         timings["sfm"] = round(time.perf_counter() - t0, 4)
         if sfm_raw is not None:
@@ -262,25 +267,16 @@ def _from_raw(
     warnings: list[str],
     work_dir: Path,
 ) -> Reconstruction:
-    params = _align_params(cfg)
-    for attempt in range(3):
-        reg = sorted(raw.wfc)
-        wfc = np.stack([raw.wfc[i] for i in reg])
-        times = np.array([kfs.keyframes[i].time_s for i in reg])
-        al = align_to_ground(wfc, raw.points.xyz, times, params)
-        pos = np.stack([al.apply_pose(m)[:3, 3] for m in wfc])
-        stray, why = _stray_keyframes(reg, pos, times, cfg)
-        if attempt == 2 or not stray:
-            break
-        if len(stray) > len(reg) // 3:  # no consistent majority: keep everything, say so
-            warnings.append(
-                f"{len(stray)} of {len(reg)} keyframes look misregistered ({why}): poses unreliable"
-            )
-            break
-        warnings.append(f"keyframes {stray} dropped as misregistered ({why})")
-        for i in stray:
+    kept = _consistent_keyframes(raw, kfs, cfg)
+    if not kept.keyframes:  # (a chosen model has a consistent part unless focal refinement broke it)
+        warnings.append(f"no consistent set of keyframes ({kept.why}): poses unreliable")
+        kept = _Consistent(sorted(raw.wfc), [], "", kept.alignment, raw.points)
+    if kept.dropped:
+        warnings.append(f"keyframes {kept.dropped} dropped as misregistered ({kept.why})")
+        for i in kept.dropped:
             raw.wfc.pop(i)
-        raw.points = drop_observers(raw.points, set(stray))
+        raw.points = kept.points
+    al, reg = kept.alignment, kept.keyframes
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
     warnings.extend(al.warnings)
@@ -344,15 +340,59 @@ def _align_params(cfg: ReconCfg) -> AlignParams:
 
 def _plausible(raw: RawReconstruction, kfs: KeyframeSet, cfg: ReconCfg) -> float:
     """How many keyframes of a candidate reconstruction have poses a walking camera can have."""
-    reg = sorted(raw.wfc)
-    if len(reg) < 2:
-        return float(len(reg))
-    wfc = np.stack([raw.wfc[i] for i in reg])
-    times = np.array([kfs.keyframes[i].time_s for i in reg])
-    al = align_to_ground(wfc, raw.points.xyz, times, _align_params(cfg))
-    pos = np.stack([al.apply_pose(m)[:3, 3] for m in wfc])
-    stray, _ = _stray_keyframes(reg, pos, times, cfg)
-    return float(len(reg) - len(stray)) if len(stray) <= len(reg) // 3 else 0.0
+    if len(raw.wfc) < 2:
+        return float(len(raw.wfc))
+    return float(len(_consistent_keyframes(raw, kfs, cfg).keyframes))
+
+
+@dataclass
+class _Consistent:
+    """The keyframes of a reconstruction that a walking camera can have (see ``_consistent_keyframes``)."""
+
+    keyframes: list[int]
+    dropped: list[int]
+    why: str
+    alignment: Alignment
+    points: SparsePoints
+
+
+def _consistent_keyframes(
+    raw: RawReconstruction, kfs: KeyframeSet, cfg: ReconCfg, rounds: int = 3
+) -> _Consistent:
+    """Align to the ground, drop keyframes whose pose a walking camera cannot have, realign without
+    them (and without their points), repeat while any are dropped (up to ``rounds`` times).
+
+    Realigning matters when the model breaks at a turn or a pause (a failed registration bends the
+    rest of the path): the ground fitted over the whole model is tilted, and only after the bent part
+    is dropped does the consistent part get its true ground and heights. When more than a third of the
+    keyframes go, the rest must fit a ground plane of their own (else their heights were measured
+    along a guessed up direction): otherwise nothing is plausible.
+    """
+    params = _align_params(cfg)
+    keep, points = sorted(raw.wfc), raw.points
+    dropped: list[int] = []
+    reasons: list[str] = []
+    for round_ in range(rounds + 1):
+        wfc = np.stack([raw.wfc[i] for i in keep])
+        times = np.array([kfs.keyframes[i].time_s for i in keep])
+        al = align_to_ground(wfc, points.xyz, times, params)
+        if round_ == rounds or len(keep) < 2:
+            break
+        pos = np.stack([al.apply_pose(m)[:3, 3] for m in wfc])
+        stray, why = _stray_keyframes(keep, pos, times, cfg)
+        if not stray:
+            break
+        if len(keep) - len(stray) < 2:  # no consistent part: nothing is plausible
+            return _Consistent([], sorted(raw.wfc), why, al, raw.points)
+        dropped += stray
+        reasons.append(why)
+        keep = [i for i in keep if i not in stray]
+        points = drop_observers(raw.points, set(dropped))
+    if len(dropped) > len(raw.wfc) // 3 and al.ground.method != "ransac":
+        # A minority kept, and no ground plane confirms it: its heights were measured along a guessed
+        # up direction, so it is no more plausible than the rest.
+        return _Consistent([], sorted(raw.wfc), "; ".join(reasons), al, raw.points)
+    return _Consistent(keep, sorted(dropped), "; ".join(dict.fromkeys(reasons)), al, points)
 
 
 def _stray_keyframes(

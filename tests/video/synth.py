@@ -77,7 +77,13 @@ class StreetRenderer:
         v, u = np.mgrid[0 : street.height_px, 0 : street.width].astype(np.float64)
         self.rays_c = np.stack([u + 0.5, v + 0.5, np.ones_like(u)], -1) @ np.linalg.inv(street.k).T
 
-    def render(self, world_from_camera: np.ndarray) -> np.ndarray:
+    def surfaces(self, world_from_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(H, W)`` int, the surface each pixel sees (0 ground, 1 left wall, 2 right wall, 3 end wall,
+        -1 sky), and ``(H, W)`` float, the height of the point it sees (m)."""
+        which, p, sky = self._cast(world_from_camera)
+        return np.where(sky, -1, which), p[..., 2]
+
+    def _cast(self, world_from_camera: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         s = self.s
         r, c = world_from_camera[:3, :3], world_from_camera[:3, 3]
         d = self.rays_c @ r.T  # (H, W, 3) world directions
@@ -91,6 +97,11 @@ class StreetRenderer:
         t = np.min(t_all, axis=0)
         p = c + d * t[..., None]
         sky = ~np.isfinite(t) | (p[..., 2] > s.wall_h)
+        return which, p, sky
+
+    def render(self, world_from_camera: np.ndarray) -> np.ndarray:
+        s = self.s
+        which, p, sky = self._cast(world_from_camera)
         out = np.zeros((s.height_px, s.width, 3), np.uint8)
         out[:] = (235, 206, 180)  # sky (BGR)
         coords = {

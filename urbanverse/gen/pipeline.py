@@ -36,6 +36,7 @@ from urbanverse.perception.records import (
 )
 from urbanverse.perception.track import TrackingCfg, run_tracking
 from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
+from urbanverse.recon.geometry import load_points
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import ReconCfg, run_recon
 from urbanverse.records import load_record, record, save_json
@@ -170,13 +171,14 @@ def run_gen(
     if not recon.registered:
         raise InputError(f"{source}: no camera pose could be recovered (no usable frames)")
     images = _images(frames)
+    recon_work = out_dir / "work" / "04_recon"
     ground_key = config_hash(recon_key, det_key, cfg.ground)
     layout: GroundLayout = runner.run(
         "05_ground",
         ground_key,
         "ground.json",
         lambda w: _saved(
-            run_ground(list(images.items()), recon, dets, w, cfg.ground),
+            run_ground(list(images.items()), recon, dets, w, cfg.ground, load_points(recon, recon_work)),
             lambda g: save_json(g, w / "ground.json"),
         ),
         lambda w: load_record(GroundLayout, w / "ground.json"),

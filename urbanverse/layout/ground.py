@@ -1,6 +1,7 @@
 """Ground regions from keyframes: a bird's-eye colour map on the ground plane, classified and vectorised.
 
-Pixels below the horizon (outside object boxes) are cast onto the ground plane ``z = 0`` of the
+Pixels below the horizon (outside object boxes, and not found off the ground plane by
+:mod:`urbanverse.layout.offplane`: facades, walls) are cast onto the ground plane ``z = 0`` of the
 metric reconstruction and averaged into a bird's-eye grid. Cells are classified with cues that need
 no trained model: vegetation by its excess-green index (terrain); the rest split into two colour
 clusters (k-means in Lab), the one under the walking camera being the sidewalk and the other the
@@ -19,8 +20,9 @@ import numpy as np
 import scipy.ndimage
 import shapely
 
+from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
 from urbanverse.perception.records import FrameDetections
-from urbanverse.recon.geometry import pixel_to_ground
+from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec2, Vec3, record
 
@@ -42,6 +44,14 @@ class GroundCfg:
     simplify_m: float = 0.25
     excess_green: float = 0.06
     """(2G - R - B) / (R + G + B) above this is vegetation."""
+    parallax_px: float = 3.0
+    """Pixels that move more than this off the ground plane between neighbouring keyframes (plane +
+    parallax) are not ground; 0 turns the check off."""
+    parallax_scale: float = 0.5
+    """Optical flow for the parallax check runs at this fraction of the working resolution."""
+    obstacle_min_height_m: float = 1.0
+    """Sparse SfM points higher than this hide the ground behind them (free space); 0 turns it off."""
+    obstacle_max_range_m: float = 40.0
 
 
 @record
@@ -68,10 +78,52 @@ class GroundLayout:
     coverage_m2: float
 
 
-def _splat(frames: Sequence[tuple[int, np.ndarray]], recon: Reconstruction, boxes: dict, cfg: GroundCfg):
-    """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over the keyframes."""
+def _on_ground(
+    index: int,
+    uv: np.ndarray,
+    ground: np.ndarray,
+    recon: Reconstruction,
+    images: dict[int, np.ndarray],
+    partners: list[int],
+    obstacles: np.ndarray,
+    cfg: GroundCfg,
+) -> np.ndarray:
+    """Which pixels ``uv (N, 2)`` of keyframe ``index`` (ground points ``(N, 3)``) are on the ground plane."""
+    ok = np.ones(len(uv), bool)
+    if cfg.parallax_px > 0 and partners:
+        # The smaller residual over the partners that see the pixel's ground point (NaN: no evidence).
+        residual = np.fmin.reduce(
+            [
+                parallax_residual(recon, index, j, images[index], images[j], uv, cfg.parallax_scale)
+                for j in partners
+            ]
+        )
+        ok &= ~(residual > cfg.parallax_px)
+    if len(obstacles):
+        camera = np.asarray(recon.keyframes[index].position[:2])
+        near = np.linalg.norm(obstacles - camera, axis=1) <= cfg.obstacle_max_range_m
+        ok &= ~hidden_by_obstacles(obstacles[near], camera, ground[:, :2])
+    return ok
+
+
+def _splat(
+    frames: Sequence[int],
+    recon: Reconstruction,
+    images: dict[int, np.ndarray],
+    boxes: dict,
+    points: SparsePoints,
+    cfg: GroundCfg,
+):
+    """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over keyframes ``frames``."""
+    registered = [k.index for k in recon.registered if k.index in images]
+    z = points.xyz[:, 2]
+    high = (z > cfg.obstacle_min_height_m) & (z < 25.0)
+    if cfg.obstacle_min_height_m <= 0:
+        high[:] = False
+    obstacles = points.xyz[high, :2]
     xy, rgb = [], []
-    for index, image in frames:
+    for index in frames:
+        image = images[index]
         h, w = image.shape[:2]
         vs, us = np.mgrid[0 : h : cfg.pixel_stride, 0 : w : cfg.pixel_stride]
         keep = np.ones(us.shape, bool)
@@ -80,6 +132,9 @@ def _splat(frames: Sequence[tuple[int, np.ndarray]], recon: Reconstruction, boxe
         uv = np.stack([us[keep], vs[keep]], axis=1).astype(float) + 0.5
         ground = pixel_to_ground(recon, index, uv, cfg.max_distance_m)
         ok = np.isfinite(ground[:, 0])
+        k = registered.index(index)
+        partners = [registered[j] for j in (k - 1, k + 1) if 0 <= j < len(registered)]
+        ok[ok] = _on_ground(index, uv[ok], ground[ok], recon, images, partners, obstacles, cfg)
         xy.append(ground[ok, :2])
         rgb.append(image[vs[keep][ok], us[keep][ok]])
     if not xy:
@@ -156,13 +211,17 @@ def run_ground(
     detections: FrameDetections,
     work_dir: Path,
     cfg: GroundCfg | None = None,
+    points: SparsePoints | None = None,
 ) -> GroundLayout:
-    """Classify and vectorise the ground seen in ``frames`` ((keyframe index, RGB uint8 image) pairs)."""
+    """Classify and vectorise the ground seen in ``frames`` ((keyframe index, RGB uint8 image) pairs).
+
+    ``points``: the reconstruction's sparse points (world frame), obstacles for the free-space check.
+    """
     cfg = cfg or GroundCfg()
-    registered = [(i, im) for i, im in frames if recon.keyframes[i].registered]
-    step = max(1, len(registered) // cfg.max_keyframes)
+    images = {i: im for i, im in frames if recon.keyframes[i].registered}
+    step = max(1, len(images) // cfg.max_keyframes)
     boxes = {f.frame_index: [d.box for d in f.detections] for f in detections.frames}
-    xy, rgb = _splat(registered[::step], recon, boxes, cfg)
+    xy, rgb = _splat(list(images)[::step], recon, images, boxes, points or empty_points(), cfg)
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     lo = np.minimum(xy.min(axis=0) if len(xy) else path.min(axis=0), path.min(axis=0)) - 1.0
     hi = np.maximum(xy.max(axis=0) if len(xy) else path.max(axis=0), path.max(axis=0)) + 1.0

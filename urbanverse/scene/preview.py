@@ -93,8 +93,8 @@ def render_preview(scene: Scene, width_px: int = 1400, labels: bool = True) -> I
         draw.polygon([px(p) for p in corners], fill=color, outline=(20, 20, 20))
         tip = (obj.position[0] + c * length / 2, obj.position[1] + s * length / 2)  # front (+X) marker
         draw.line([px(obj.position[:2]), px(tip)], fill=(255, 255, 255), width=max(1, int(scale * 0.08)))
-        if labels:
-            draw.text(px(obj.position[:2]), obj.category.replace("_", " "), fill=(0, 0, 0), font=font)
+    if labels:
+        draw_labels(draw, [(px(o.position[:2]), o.category.replace("_", " ")) for o in scene.objects], font)
     if len(path) >= 2:  # the camera that filmed the scene (generated scenes): a red line, dot at the start
         draw.line([px(p) for p in path], fill=(220, 30, 30), width=max(2, int(scale * 0.12)))
     if path:
@@ -110,6 +110,37 @@ def render_preview(scene: Scene, width_px: int = 1400, labels: bool = True) -> I
         font=ImageFont.load_default(size=14),
     )
     return image
+
+
+def draw_labels(
+    draw: ImageDraw.ImageDraw, items: list[tuple[tuple[float, float], str]], font
+) -> list[tuple[float, float, float, float]]:
+    """Write each label next to its anchor (px) where it overlaps no label written before: to the
+    right, left, above or below, then farther out; a label moved off its anchor gets a leader line.
+    Returns the label boxes ``(x0, y0, x1, y1)`` (px) in the order of ``items``."""
+    placed: list[tuple[float, float, float, float]] = []
+    pad = 2
+    for (x, y), text in items:
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
+        w, h = right - left + 2 * pad, bottom - top + 2 * pad
+        spots = [(x + 4 + ring * w, y - h / 2 + k * ring * h) for ring in (0, 1, 2) for k in (0, -1, 1)] + [
+            (x - 4 - w, y - h / 2),
+            (x - w / 2, y - 4 - h),
+            (x - w / 2, y + 4),
+        ]
+        spots.sort(key=lambda p: (p[0] + w / 2 - x) ** 2 + (p[1] + h / 2 - y) ** 2)
+        free = [
+            (sx, sy)
+            for sx, sy in spots
+            if all(sx + w <= a or sx >= c or sy + h <= b or sy >= d for a, b, c, d in placed)
+        ]
+        sx, sy = free[0] if free else spots[0]
+        placed.append((sx, sy, sx + w, sy + h))
+        if math.hypot(sx + w / 2 - x, sy + h / 2 - y) > w:
+            draw.line([(x, y), (sx + w / 2, sy + h / 2)], fill=(60, 60, 60), width=1)
+        draw.rectangle([sx, sy, sx + w, sy + h], fill=(255, 255, 255))
+        draw.text((sx + pad - left, sy + pad - top), text, fill=(0, 0, 0), font=font)
+    return placed
 
 
 def write_preview(scene: Scene, scene_dir: Path, name: str = "preview.png") -> Path:

@@ -40,6 +40,8 @@ class SfmParams:
     max_seconds: float = 60.0
     refine_focal: bool = True
     features: str = "auto"
+    fallback_features: bool = True
+    fallback_attempts: int = 1
     contrast_threshold: float = 0.015
     upsample_below_px: int = 400
     upsample_max_images: int = 12
@@ -94,10 +96,12 @@ def run_sfm(
 
     ``consistent`` returns the keyframes of a candidate whose poses are plausible (the caller's check);
     while they are fewer than ``accept_score x len(names)``, another mapping attempt runs (up to
-    ``attempts``) and the candidate with the most is kept. Its other keyframes are deregistered before
-    the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
-    the focal length and the good part with it. Scratch files (database, models) go to ``work``.
-    Returns None when COLMAP builds no model.
+    ``attempts``), then, with ``fallback_features``, the same attempts on the other SIFT extractor's
+    features (COLMAP's and OpenCV's find different features on weak texture, and a tour that one
+    cannot map the other often can). The candidate with the most consistent keyframes is kept; its
+    other keyframes are deregistered before the final bundle adjustment, so a part of the model that
+    broke (at a turn, a pause) cannot pull the focal length and the good part with it. Scratch files
+    (databases, models) go to ``work``. Returns None when COLMAP builds no model.
     """
     import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
 
@@ -105,22 +109,80 @@ def run_sfm(
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    db = work / "database.db"
+    longest = min(max(intr.width, intr.height), p.max_image_size)
+    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
+    first = ("colmap" if small else "opencv") if p.features == "auto" else p.features
+    extractors = [first] + ([{"colmap": "opencv", "opencv": "colmap"}[first]] if p.fallback_features else [])
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    best: tuple[float, object, list[int] | None] | None = None
+    for k, features in enumerate(extractors):
+        if k:
+            notes.append(f"SfM retried with {features} SIFT features")
+        attempts = p.attempts if k == 0 else p.fallback_attempts
+        found = _mapping_attempts(
+            pycolmap,
+            image_dir,
+            names,
+            intr,
+            work / features,
+            p,
+            features,
+            attempts,
+            consistent,
+            timings,
+            notes,
+        )
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+        if best is not None and (consistent is None or best[0] >= p.accept_score * len(names)):
+            break
+    log.info("sfm: " + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
+    if best is None:
+        return None
+    rec = best[1]
+    if best[2] is not None and len(best[2]) >= 2:
+        _keep_only(rec, names, set(best[2]))
+    if p.refine_focal:
+        t0 = time.perf_counter()
+        rec = _refine_focal(pycolmap, rec, p, notes)
+        timings["sfm_refine_focal"] = time.perf_counter() - t0
+    raw = _extract(rec, names)
+    raw.notes = notes
+    raw.score = best[0]
+    raw.timings_s = {k: round(v, 4) for k, v in timings.items()}
+    return raw
 
+
+def _mapping_attempts(
+    pycolmap,
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    work: Path,
+    p: SfmParams,
+    features: str,
+    attempts: int,
+    consistent: Callable[[RawReconstruction], list[int]] | None,
+    timings: dict[str, float],
+    notes: list[str],
+) -> tuple[float, object, list[int] | None] | None:
+    """Extract ``features`` ("colmap" or "opencv" SIFT), match sequentially, map up to ``attempts``
+    times; the best candidate as ``(consistent count, reconstruction, consistent keyframes)``.
+    Adds the stage seconds to ``timings`` and a line per failed attempt to ``notes``."""
+    work.mkdir(parents=True)
+    db = work / "database.db"
     reader = pycolmap.ImageReaderOptions()
     reader.camera_model = "SIMPLE_PINHOLE"
     reader.camera_params = f"{intr.fx},{intr.cx},{intr.cy}"
     t0 = time.perf_counter()
-    longest = min(max(intr.width, intr.height), p.max_image_size)
-    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
-    features = ("colmap" if small else "opencv") if p.features == "auto" else p.features
     if features == "opencv":
         pycolmap.Database.open(db).close()  # create the empty database
         pycolmap.import_images(db, image_dir, pycolmap.CameraMode.SINGLE, names, reader)
         _write_opencv_sift(pycolmap, db, image_dir, p)
     else:
         _extract_colmap_sift(pycolmap, db, image_dir, names, intr, reader, p)
-    timings = {"sfm_extract": time.perf_counter() - t0}
+    timings["sfm_extract"] = timings.get("sfm_extract", 0.0) + time.perf_counter() - t0
     t0 = time.perf_counter()
     match = pycolmap.FeatureMatchingOptions()
     # Matching threads also run the RANSAC verification, whose random streams then depend on scheduling.
@@ -139,25 +201,24 @@ def run_sfm(
         verification_options=verify,
         device=pycolmap.Device.cpu,
     )
-
-    timings["sfm_match"] = time.perf_counter() - t0
+    timings["sfm_match"] = timings.get("sfm_match", 0.0) + time.perf_counter() - t0
     t0 = time.perf_counter()
     # Hypothesise and verify: a mapping attempt that starts from a bad initial pair (a turn on the spot,
-    # a repetitive facade) yields poses a walking camera cannot have; ``score`` (the caller's check)
-    # counts the plausible ones, and a poor score triggers another attempt with a stricter
+    # a repetitive facade) yields poses a walking camera cannot have; ``consistent`` (the caller's
+    # check) keeps the plausible ones, and too few trigger another attempt with a stricter
     # initialisation and another seed. Features and matches are reused.
     variants = [(p.init_min_tri_angle_deg, p.seed), (2.0 * p.init_min_tri_angle_deg, p.seed + 1)]
     variants += [(1.5 * p.init_min_tri_angle_deg, p.seed + 2)]
     best: tuple[float, object, list[int] | None] | None = None
-    notes: list[str] = []
-    for attempt, (angle, seed) in enumerate(variants[: max(1, p.attempts)]):
+    for attempt, (angle, seed) in enumerate(variants[: max(1, attempts)]):
         rec = _map(pycolmap, db, image_dir, work / f"models{attempt}", names, p, angle, seed)
         if rec is None:
             continue
         keep = None if consistent is None else consistent(_extract(rec, names))
         value = float(rec.num_reg_images() if keep is None else len(keep))
         log.info(
-            "sfm attempt %d (init angle %.1f deg): %d registered, score %.1f",
+            "sfm %s attempt %d (init angle %.1f deg): %d registered, %d consistent",
+            features,
             attempt,
             angle,
             rec.num_reg_images(),
@@ -167,23 +228,12 @@ def run_sfm(
             best = (value, rec, keep)
         if consistent is None or value >= p.accept_score * len(names):
             break
-        notes.append(f"SfM attempt {attempt + 1}: only {value:.0f} of {len(names)} keyframes plausible")
-    timings["sfm_map"] = time.perf_counter() - t0
-    log.info("sfm: " + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
-    if best is None:
-        return None
-    rec = best[1]
-    if best[2] is not None and len(best[2]) >= 2:
-        _keep_only(rec, names, set(best[2]))
-    if p.refine_focal:
-        t0 = time.perf_counter()
-        rec = _refine_focal(pycolmap, rec, p, notes)
-        timings["sfm_refine_focal"] = time.perf_counter() - t0
-    raw = _extract(rec, names)
-    raw.notes = notes
-    raw.score = best[0]
-    raw.timings_s = {k: round(v, 4) for k, v in timings.items()}
-    return raw
+        notes.append(
+            f"SfM attempt {attempt + 1} ({features} SIFT): "
+            f"only {value:.0f} of {len(names)} keyframes plausible"
+        )
+    timings["sfm_map"] = timings.get("sfm_map", 0.0) + time.perf_counter() - t0
+    return best
 
 
 def _map(

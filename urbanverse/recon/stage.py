@@ -56,6 +56,8 @@ class ReconCfg:
     threshold imported into COLMAP's database: more features on weak texture; registered more of a
     rendered tour, fewer of the small synthetic test street), ``auto``: COLMAP for images up to 400 px
     or up to 12 keyframes, OpenCV otherwise."""
+    sfm_fallback_features: bool = True
+    """When SfM maps too few keyframes plausibly, retry on the other SIFT implementation's features."""
     sfm_attempts: int = 3
     """Mapping attempts (other initialisation and seed) while fewer than half the keyframes are plausible."""
     sfm_overlap: int = 6
@@ -183,6 +185,7 @@ def run_recon(
             max_image_size=cfg.sfm_max_image_size,
             max_features=cfg.sfm_max_features,
             features=cfg.sfm_features,
+            fallback_features=cfg.sfm_fallback_features,
             overlap=cfg.sfm_overlap,
             init_min_tri_angle_deg=cfg.sfm_init_min_tri_angle_deg,
             num_threads=cfg.num_threads,

@@ -52,6 +52,7 @@ class GroundCfg:
     obstacle_min_height_m: float = 1.0
     """Sparse SfM points higher than this hide the ground behind them (free space); 0 turns it off."""
     obstacle_max_range_m: float = 40.0
+    """Obstacle points farther than this from the camera are ignored."""
 
 
 @record
@@ -117,9 +118,8 @@ def _splat(
     """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over keyframes ``frames``."""
     registered = [k.index for k in recon.registered if k.index in images]
     z = points.xyz[:, 2]
-    high = (z > cfg.obstacle_min_height_m) & (z < 25.0)
-    if cfg.obstacle_min_height_m <= 0:
-        high[:] = False
+    # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
+    high = (cfg.obstacle_min_height_m > 0) & (z > cfg.obstacle_min_height_m) & (z < 25.0)
     obstacles = points.xyz[high, :2]
     xy, rgb = [], []
     for index in frames:

@@ -391,11 +391,12 @@ def _consistent_keyframes(
         reasons.append(why)
         keep = [i for i in keep if i not in stray]
         points = drop_observers(raw.points, set(dropped))
+    why_all = "; ".join(dict.fromkeys(reasons))
     if len(dropped) > len(raw.wfc) // 3 and al.ground.method != "ransac":
-        # A minority kept, and no ground plane confirms it: its heights were measured along a guessed
-        # up direction, so it is no more plausible than the rest.
-        return _Consistent([], sorted(raw.wfc), "; ".join(reasons), al, raw.points)
-    return _Consistent(keep, sorted(dropped), "; ".join(dict.fromkeys(reasons)), al, points)
+        # More than a third dropped, and no ground plane confirms the rest: their heights were measured
+        # along a guessed up direction, so they are no more plausible than the dropped ones.
+        return _Consistent([], sorted(raw.wfc), why_all, al, raw.points)
+    return _Consistent(keep, sorted(dropped), why_all, al, points)
 
 
 def _stray_keyframes(

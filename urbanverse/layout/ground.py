@@ -46,7 +46,8 @@ class GroundCfg:
     """(2G - R - B) / (R + G + B) above this is vegetation."""
     parallax_px: float = 3.0
     """Pixels that move more than this off the ground plane between neighbouring keyframes (plane +
-    parallax) are not ground; 0 turns the check off."""
+    parallax) are not ground; 0 turns the check off. Neither this nor the free-space check runs on a
+    reconstruction without a fitted ground plane (``up_prior``)."""
     parallax_scale: float = 0.5
     """Optical flow for the parallax check runs at this fraction of the working resolution."""
     obstacle_min_height_m: float = 1.0
@@ -120,6 +121,11 @@ def _splat(
     z = points.xyz[:, 2]
     # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
     high = (cfg.obstacle_min_height_m > 0) & (z > cfg.obstacle_min_height_m) & (z < 25.0)
+    if recon.ground.method == "up_prior":
+        # No fitted ground plane: the plane is a guess, its homography would move real ground too,
+        # and heights above it mean little. Neither off-plane cue is used.
+        cfg = dataclasses.replace(cfg, parallax_px=0.0)
+        high[:] = False
     obstacles = points.xyz[high, :2]
     xy, rgb = [], []
     for index in frames:

@@ -86,7 +86,8 @@ def train_command(
     schedule.qat_fraction=0.15 trains the last 15 % with int8 fake
     quantisation of the actor and a linear LR cooldown (QAT);
     schedule.batch_large_mult=4 makes PPO minibatches 4x larger from
-    schedule.batch_switch_at (default 0.8) on. QAT fine-tune of a policy:
+    schedule.batch_switch_at (default 0.8) on (measured to help with
+    ppo.schedule=fixed, to hurt with the adaptive one). QAT fine-tune of a policy:
     --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
     from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
@@ -119,6 +120,13 @@ def train_command(
             init_from=str(init_from) if init_from else "",
         )
         cfg = apply_overrides(cfg, overrides or [])
+        if cfg.schedule.batch_large_mult > 1 and cfg.ppo.schedule == "adaptive":
+            typer.echo(
+                "warning: the late batch switch helped with ppo.schedule=fixed (+4.5 points) and hurt under "
+                "the KL-adaptive learning rate (-5 points; larger minibatches lower the KL and the rate "
+                "climbs): consider --set ppo.schedule=fixed (BENCHMARKS.md, 'Late batch switch')",
+                err=True,
+            )
         if cfg.algo == "sb3-ppo":
             from urbanverse.rl.sb3 import train_sb3
 

@@ -245,3 +245,13 @@ def test_eval_writes_an_mp4_animation(trained_run, tmp_path):
 
     with av.open(str(out / "episodes.mp4")) as container:
         assert sum(1 for _ in container.decode(video=0)) >= 2
+
+
+def test_late_batch_switch_under_the_adaptive_rate_warns_and_under_a_fixed_rate_does_not(tmp_path):
+    args = ["train", "--scenes", str(EXAMPLE), "--steps", "256", "--runs-dir", str(tmp_path)]
+    switch = ["--set", "schedule.batch_large_mult=2"]
+    adaptive = runner.invoke(app, args + TINY + switch)
+    fixed = runner.invoke(app, args + TINY + switch + ["--set", "ppo.schedule=fixed"])
+    assert adaptive.exit_code == 0 and fixed.exit_code == 0, adaptive.output + fixed.output
+    assert "consider --set ppo.schedule=fixed" in adaptive.output
+    assert "consider --set ppo.schedule=fixed" not in fixed.output

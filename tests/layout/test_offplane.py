@@ -68,6 +68,11 @@ def test_facade_pixels_move_off_the_plane_and_ground_pixels_do_not(walk) -> None
     assert off[wall].mean() > 0.8
 
 
+def test_no_pixels_give_no_residuals(walk) -> None:
+    recon, images, _ = walk
+    assert parallax_residual(recon, 1, 2, images[1], images[2], np.zeros((0, 2))).shape == (0,)
+
+
 def test_ground_behind_a_facade_is_hidden_and_in_front_is_not() -> None:
     camera = np.array([0.0, 0.0])
     facade = np.c_[np.arange(-10.0, 10.01, 0.5), np.full(41, 5.0)]  # sparse points along y = 5 m

@@ -140,7 +140,8 @@ def _splat(
         ok = np.isfinite(ground[:, 0])
         k = registered.index(index)
         partners = [registered[j] for j in (k - 1, k + 1) if 0 <= j < len(registered)]
-        ok[ok] = _on_ground(index, uv[ok], ground[ok], recon, images, partners, obstacles, cfg)
+        if ok.any():
+            ok[ok] = _on_ground(index, uv[ok], ground[ok], recon, images, partners, obstacles, cfg)
         xy.append(ground[ok, :2])
         rgb.append(image[vs[keep][ok], us[keep][ok]])
     if not xy:

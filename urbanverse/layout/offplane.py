@@ -54,6 +54,8 @@ def parallax_residual(
     """Motion (px at working resolution) of pixels ``uv (N, 2)`` of keyframe ``a`` off the ground plane,
     seen from keyframe ``b``; images are ``(H, W, 3)`` uint8. NaN where ``b`` does not see the pixel's
     ground point (no evidence). Flow runs at ``scale`` x the working resolution."""
+    if len(uv) == 0:
+        return np.zeros(0)
     h, w = image_a.shape[:2]
     s = np.diag([scale, scale, 1.0])
     h_ab = s @ ground_homography(recon, a, b) @ np.linalg.inv(s)

@@ -248,10 +248,12 @@ def test_eval_writes_an_mp4_animation(trained_run, tmp_path):
 
 
 def test_late_batch_switch_under_the_adaptive_rate_warns_and_under_a_fixed_rate_does_not(tmp_path):
-    args = ["train", "--scenes", str(EXAMPLE), "--steps", "256", "--runs-dir", str(tmp_path)]
+    args = ["train", "--scenes", str(EXAMPLE), "--steps", "256"]
     switch = ["--set", "schedule.batch_large_mult=2"]
-    adaptive = runner.invoke(app, args + TINY + switch)
-    fixed = runner.invoke(app, args + TINY + switch + ["--set", "ppo.schedule=fixed"])
+    adaptive = runner.invoke(app, args + ["--runs-dir", str(tmp_path / "a")] + TINY + switch)
+    fixed = runner.invoke(
+        app, args + ["--runs-dir", str(tmp_path / "b")] + TINY + switch + ["--set", "ppo.schedule=fixed"]
+    )
     assert adaptive.exit_code == 0 and fixed.exit_code == 0, adaptive.output + fixed.output
     assert "consider --set ppo.schedule=fixed" in adaptive.output
     assert "consider --set ppo.schedule=fixed" not in fixed.output

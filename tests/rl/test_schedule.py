@@ -141,3 +141,16 @@ def test_a_run_that_cannot_start_leaves_no_folder(tmp_path):
     with pytest.raises(InputError, match="no checkpoint here"):
         Runner.create(small_cfg(f"init_from={tmp_path / 'missing.pt'}"), tmp_path / "runs", quiet=True)
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_two_runs_started_in_the_same_second_get_their_own_folders(tmp_path, monkeypatch):
+    import urbanverse.rl.runner as runner_module
+
+    monkeypatch.setattr(
+        runner_module, "run_name", lambda cfg: "pointnav-wheeled-lidar__mlp__0__20261203-134223"
+    )
+    first = Runner.create(small_cfg(), tmp_path, quiet=True)
+    second = Runner.create(small_cfg(), tmp_path, quiet=True)
+    assert first.run_dir.name == "pointnav-wheeled-lidar__mlp__0__20261203-134223"
+    assert second.run_dir.name == first.run_dir.name + "-2"
+    assert (second.run_dir / "config.json").is_file()

@@ -130,9 +130,19 @@ class Runner:
     # ------------------------------------------------------------------ construction
     @classmethod
     def create(cls, cfg: TrainCfg, root: Path, quiet: bool = False) -> Runner:
-        """A new run folder under ``root`` with the resolved config saved."""
-        run_dir = Path(root) / run_name(cfg)
-        run_dir.mkdir(parents=True, exist_ok=False)
+        """A new run folder under ``root`` with the resolved config saved (``-2``, ``-3``... appended when
+        a run of the same name started in the same second)."""
+        Path(root).mkdir(parents=True, exist_ok=True)
+        name = run_name(cfg)
+        for k in range(1, 1000):
+            run_dir = Path(root) / (name if k == 1 else f"{name}-{k}")
+            try:
+                run_dir.mkdir()
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise InputError(f"{root}: 999 runs named {name} already; use another --runs-dir or --exp")
         try:
             save_cfg(cfg, run_dir / "config.json")
             return cls(cfg, run_dir, quiet)

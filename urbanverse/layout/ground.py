@@ -121,11 +121,6 @@ def _splat(
     z = points.xyz[:, 2]
     # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
     high = (cfg.obstacle_min_height_m > 0) & (z > cfg.obstacle_min_height_m) & (z < 25.0)
-    if recon.ground.method == "up_prior":
-        # No fitted ground plane: the plane is a guess, its homography would move real ground too,
-        # and heights above it mean little. Neither off-plane cue is used.
-        cfg = dataclasses.replace(cfg, parallax_px=0.0)
-        high[:] = False
     obstacles = points.xyz[high, :2]
     xy, rgb = [], []
     for index in frames:
@@ -229,6 +224,10 @@ def run_ground(
     # k-means starts and RANSAC samples draw from OpenCV's process-wide generator: seed it, so the
     # stage gives the same ground whatever ran before it in the process (a resumed run, a benchmark).
     cv2.setRNGSeed(0)
+    if recon.ground.method == "up_prior":
+        # No fitted ground plane: the plane is a guess, its homography would move real ground too,
+        # and heights above it mean little. Neither off-plane cue is used.
+        cfg = dataclasses.replace(cfg, parallax_px=0.0, obstacle_min_height_m=0.0)
     images = {i: im for i, im in frames if recon.keyframes[i].registered}
     step = max(1, len(images) // cfg.max_keyframes)
     boxes = {f.frame_index: [d.box for d in f.detections] for f in detections.frames}

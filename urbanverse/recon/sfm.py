@@ -109,9 +109,7 @@ def run_sfm(
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    longest = min(max(intr.width, intr.height), p.max_image_size)
-    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
-    first = ("colmap" if small else "opencv") if p.features == "auto" else p.features
+    first = ("colmap" if _few_features(intr, names, p) else "opencv") if p.features == "auto" else p.features
     extractors = [first] + ([{"colmap": "opencv", "opencv": "colmap"}[first]] if p.fallback_features else [])
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -287,6 +285,13 @@ def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:
             rec.deregister_frame(image.frame_id)
 
 
+def _few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool:
+    """Small images (up to ``upsample_below_px`` after downscaling) or a short sequence (up to
+    ``upsample_max_images``): features are scarce and extraction time does not matter."""
+    longest = min(max(intr.width, intr.height), p.max_image_size)
+    return longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
+
+
 def _extract_colmap_sift(
     pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmParams
 ) -> None:
@@ -297,9 +302,7 @@ def _extract_colmap_sift(
     ext.sift.max_num_features = p.max_features
     # Octave -1 (COLMAP's default) doubles the image first: 4x the cost, spent only on small images or
     # short sequences (a still pair), where features are scarce and the time does not matter.
-    longest = min(max(intr.width, intr.height), p.max_image_size)
-    small = longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
-    ext.sift.first_octave = -1 if small else 0
+    ext.sift.first_octave = -1 if _few_features(intr, names, p) else 0
     ext.sift.peak_threshold = p.peak_threshold
     pycolmap.extract_features(
         db,

@@ -129,12 +129,14 @@ def draw_labels(
             (x - w / 2, y + 4),
         ]
         spots.sort(key=lambda p: (p[0] + w / 2 - x) ** 2 + (p[1] + h / 2 - y) ** 2)
-        free = [
-            (sx, sy)
-            for sx, sy in spots
-            if all(sx + w <= a or sx >= c or sy + h <= b or sy >= d for a, b, c, d in placed)
-        ]
-        sx, sy = free[0] if free else spots[0]
+        sx, sy = next(
+            (
+                (sx, sy)
+                for sx, sy in spots
+                if all(sx + w <= a or sx >= c or sy + h <= b or sy >= d for a, b, c, d in placed)
+            ),
+            spots[0],
+        )
         placed.append((sx, sy, sx + w, sy + h))
         if math.hypot(sx + w / 2 - x, sy + h / 2 - y) > w:
             draw.line([(x, y), (sx + w / 2, sy + h / 2)], fill=(60, 60, 60), width=1)

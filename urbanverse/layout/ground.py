@@ -3,9 +3,9 @@
 Pixels below the horizon (outside object boxes, and not found off the ground plane by
 :mod:`urbanverse.layout.offplane`: facades, walls) are cast onto the ground plane ``z = 0`` of the
 metric reconstruction and averaged into a bird's-eye grid. Cells are classified with cues that need
-no trained model: vegetation by its excess-green index (terrain); the rest split into two colour
-clusters (k-means in Lab), the one under the walking camera being the sidewalk and the other the
-road; bright, low-saturation stripes inside the road are crosswalk. The class grid is cleaned with
+no trained model: vegetation by its excess-green index (terrain); the rest in colour clusters (k-means
+in Lab), walked paving being the clusters under the camera path and road the darkest, greyest of the
+others; areas of narrow light paint lines on darker paving are crosswalk. The class grid is cleaned with
 a majority filter and vectorised into polygons (OpenCV contours, simplified with shapely).
 """
 
@@ -54,6 +54,20 @@ class GroundCfg:
     """Sparse SfM points higher than this hide the ground behind them (free space); 0 turns it off."""
     obstacle_max_range_m: float = 40.0
     """Obstacle points farther than this from the camera are ignored."""
+    colour_clusters: int = 3
+    """k-means clusters of the non-vegetation colours, each then labelled walked paving or road."""
+    walked_share: float = 0.5
+    """A cluster with this share of the most-walked cluster's path cells is walked paving too."""
+    lightness_weight: float = 0.5
+    """Weight of CIE L* against a*, b* when clusters are matched to the walked paving or the road."""
+    marking_max_width_m: float = 1.2
+    """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
+    paint_contrast_l: float = 20.0
+    """A paint cell is this much lighter (CIE L*, 0-100) than the opening of its neighbourhood."""
+    crosswalk_min_width_m: float = 1.6
+    """Painted areas narrower than this (a curb, a lane line) are no crossing."""
+    paint_fraction: float = 0.2
+    """A crossing has at least this share of paint cells."""
 
 
 @record
@@ -155,26 +169,78 @@ def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: G
     if rest.sum() < 10:
         classes[rest] = _CLASS["sidewalk"]
         return classes
-    lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)[rest]
+    walk = _walked_colour(cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab), rest, path_cells, cfg)
+    classes[rest & walk] = _CLASS["sidewalk"]
+    classes[rest & ~walk] = _CLASS["road"]
+    classes[_crosswalks(mean, rest, cfg)] = _CLASS["crosswalk"]
+    return classes
+
+
+def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    """Cells ``(H, W)`` of ``rest`` whose colour is a walked paving's rather than the road's.
+
+    ``lab``: CIE Lab colours ``(H, W, 3)``. The cells are split into ``colour_clusters`` k-means
+    clusters. A cluster holding at least ``walked_share`` of the most-walked cluster's path cells is
+    walked paving; of the others (each at least 5 % of the cells), the darkest and greyest (smallest
+    L* + chroma) is road: asphalt is dark and grey, pavings come in every colour. Any cluster left
+    joins the nearer of the two in colour, lightness weighted by ``lightness_weight`` (sun and shade
+    change a paving's lightness more than its hue). With two clusters alone, a sidewalk in sun and
+    shade splits in two and the road joins the shaded half.
+    """
+    values = lab[rest].astype(np.float32)
+    k = min(cfg.colour_clusters, len(values))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
     # The best of 10 k-means++ starts: with 3, a plaza's two pavings split differently from run to run.
-    _, labels, centres = cv2.kmeans(lab.astype(np.float32), 2, None, criteria, 10, cv2.KMEANS_PP_CENTERS)
-    cluster = np.full(seen.shape, -1)
-    cluster[rest] = labels.ravel()
+    _, labels, centres = cv2.kmeans(values, k, None, criteria, 10, cv2.KMEANS_PP_CENTERS)
+    labels = labels.ravel()
+    cluster = np.full(rest.shape, -1)
+    cluster[rest] = labels
     under = cluster[path_cells[:, 0], path_cells[:, 1]]
-    under = under[under >= 0]
-    walk = int(np.bincount(under, minlength=2).argmax()) if len(under) else int(np.argmax(centres[:, 0]))
-    classes[rest & (cluster == walk)] = _CLASS["sidewalk"]
-    road = rest & (cluster != walk)
-    classes[road] = _CLASS["road"]
-    # Crosswalk stripes: bright and grey, much lighter than the road around them.
+    walks = np.bincount(under[under >= 0], minlength=k)
+    walked = walks >= cfg.walked_share * walks.max() if walks.any() else centres[:, 0] == centres[:, 0].max()
+    darkness = centres[:, 0] + np.hypot(centres[:, 1], centres[:, 2])
+    candidates = ~walked & (np.bincount(labels, minlength=k) >= 0.05 * len(labels))
+    if candidates.any():
+        road = int(np.flatnonzero(candidates)[np.argmin(darkness[candidates])])
+        weighted = centres * np.array([cfg.lightness_weight, 1.0, 1.0], np.float32)
+        to_walked = np.linalg.norm(weighted[:, None] - weighted[walked][None], axis=2).min(axis=1)
+        walked |= to_walked < np.linalg.norm(weighted - weighted[road], axis=1)
+        walked[road] = False
+    return walked[np.maximum(cluster, 0)] & rest
+
+
+def _crosswalks(mean: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    """Cells ``(H, W)`` of painted crossings: areas of paint lines (zebra bars, ladder rungs) on paving.
+
+    A paint cell is lighter than the grey-scale opening of the lightness with a ``marking_max_width_m``
+    square, i.e. part of a light structure narrower than that (a line, not a light sidewalk). Paint
+    cells closed over the gaps between bars, then opened with a ``crosswalk_min_width_m`` square (a
+    single curb line or lane marking does not survive it), with at least ``paint_fraction`` of paint,
+    make a crossing; its dark cells between the bars belong to it too.
+    """
     lightness = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)[..., 0]
-    saturation = mean.max(axis=-1) - mean.min(axis=-1)
-    road_l = np.median(lightness[road]) if road.any() else 0.0
-    stripes = road & (lightness > road_l + 30) & (saturation < 0.12)
-    near_road = scipy.ndimage.binary_closing(stripes, iterations=3) & (road | stripes)
-    classes[near_road] = _CLASS["crosswalk"]
-    return classes
+    # Unseen cells count as light, so that the opening does not make seen cells next to them look
+    # like narrow light lines.
+    lightness = np.where(rest, lightness, 100.0).astype(np.float32)
+    line = _cells(cfg.marking_max_width_m, cfg.cell_m)
+    opened = cv2.morphologyEx(lightness, cv2.MORPH_OPEN, np.ones((line, line), np.uint8))
+    paint = rest & (lightness - opened > cfg.paint_contrast_l)
+    width = _cells(cfg.crosswalk_min_width_m, cfg.cell_m)
+    area = cv2.morphologyEx(paint.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((line, line), np.uint8))
+    area = cv2.morphologyEx(area, cv2.MORPH_OPEN, np.ones((width, width), np.uint8)).astype(bool) & rest
+    labels, n = scipy.ndimage.label(area)
+    if n == 0:
+        return area
+    index = np.arange(1, n + 1)
+    size = scipy.ndimage.sum(np.ones_like(paint), labels, index) * cfg.cell_m**2
+    share = scipy.ndimage.mean(paint, labels, index)
+    keep = index[(size >= cfg.min_region_m2) & (share >= cfg.paint_fraction)]
+    return np.isin(labels, keep)
+
+
+def _cells(length_m: float, cell_m: float) -> int:
+    """An odd number of cells (>= 3) spanning about ``length_m``."""
+    return max(3, int(round(length_m / cell_m)) // 2 * 2 + 1)
 
 
 def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:

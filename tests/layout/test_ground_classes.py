@@ -1,0 +1,79 @@
+"""Ground classes from a bird's-eye colour grid: road against walked paving in sun and shade, a
+plaza's second paving, and painted crossings against curb lines and light sidewalks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urbanverse.layout.ground import _CLASS, GroundCfg, _classify
+
+CELL = GroundCfg().cell_m
+
+
+def _srgb(hex_colour: str) -> np.ndarray:
+    return np.array([int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)], np.float32)
+
+
+def _street(rows: dict[str, tuple[float, float]], width_m: float = 30.0) -> tuple[np.ndarray, dict]:
+    """A grid ``(H, W, 3)`` of bands across y (rows), each ``name: (y0, y1)`` in metres, plus the
+    cell masks of each band. Colours by band name prefix."""
+    colours = {
+        # Lab lightness 10, 30 and 62: the residential round-trip tour's asphalt and sidewalk.
+        "road": "#1c1c1c",
+        "shade": "#4d453a",
+        "sun": "#a89570",
+        "grey": "#a09e98",
+        "red": "#9a5444",
+    }
+    height = max(y1 for _, y1 in rows.values())
+    grid = np.zeros((int(round(height / CELL)), int(round(width_m / CELL)), 3), np.float32)
+    masks = {}
+    for name, (y0, y1) in rows.items():
+        mask = np.zeros(grid.shape[:2], bool)
+        mask[int(round(y0 / CELL)) : int(round(y1 / CELL))] = True
+        grid[mask] = _srgb(colours[name.split("_")[0]])
+        masks[name] = mask
+    return grid, masks
+
+
+def _path(row_m: float, width_m: float = 30.0) -> np.ndarray:
+    """Cells ``(N, 2)`` (row, col) of a camera walking along y = ``row_m``."""
+    cols = np.arange(0, int(width_m / CELL), 5)
+    return np.stack([np.full_like(cols, int(row_m / CELL)), cols], axis=1)
+
+
+def test_sidewalk_in_sun_and_shade_stays_sidewalk_and_the_road_stays_road():
+    grid, masks = _street({"road": (0, 7), "shade": (7, 13), "sun": (13, 14.5)})
+    seen = np.ones(grid.shape[:2], bool)
+    classes = _classify(grid, seen, _path(8.0), GroundCfg())
+    assert (classes[masks["road"]] == _CLASS["road"]).mean() > 0.95
+    for part in ("shade", "sun"):
+        assert (classes[masks[part]] == _CLASS["sidewalk"]).mean() > 0.95
+    # Two clusters alone put the sunlit paving against everything else (the failure this rule fixes).
+    two = _classify(grid, seen, _path(8.0), GroundCfg(colour_clusters=2))
+    assert (two[masks["road"]] == _CLASS["sidewalk"]).mean() > 0.95
+
+
+def test_plaza_paving_beside_the_walked_one_is_not_road():
+    grid, masks = _street({"road": (0, 6), "grey": (6, 9), "red": (9, 16)})
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(7.5), GroundCfg())
+    assert (classes[masks["road"]] == _CLASS["road"]).mean() > 0.95
+    assert (classes[masks["red"]] == _CLASS["sidewalk"]).mean() > 0.95
+
+
+def test_zebra_crossing_is_found_but_curb_line_and_light_sidewalk_are_not():
+    grid, masks = _street({"road": (0, 8), "sun": (8, 11)})
+    white = _srgb("#e6e6df")
+    # Zebra bars 0.5 m wide, 0.5 m apart, across the road between x = 10 and 13 m.
+    xs = np.arange(grid.shape[1]) * CELL
+    bars = (xs >= 10) & (xs < 13) & (np.floor(xs / 0.5) % 2 == 0)
+    grid[: int(8 / CELL), bars] = white
+    # A 0.2 m light curb line along the road edge.
+    grid[int(7.8 / CELL) : int(8.0 / CELL)] = white
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(9.5), GroundCfg())
+    crossing = np.zeros(grid.shape[:2], bool)
+    crossing[: int(7.6 / CELL), (xs >= 10) & (xs < 13)] = True
+    assert (classes[crossing] == _CLASS["crosswalk"]).mean() > 0.8
+    found = classes == _CLASS["crosswalk"]
+    assert not found[masks["sun"]].any()
+    assert found[:, (xs < 8) | (xs > 15)].sum() == 0  # the curb line away from the bars

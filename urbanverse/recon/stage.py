@@ -20,7 +20,8 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.recon.align import Alignment, AlignParams, align_to_ground
+from urbanverse.recon.align import Alignment, AlignParams, align_to_ground, up_prior
+from urbanverse.recon.dense import spread_pairs, sweep_ground
 from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
@@ -240,7 +241,7 @@ def run_recon(
 
     t0 = time.perf_counter()
     if raw is not None:
-        recon = _from_raw(raw, keyframes, intr, cfg, mode, warnings, work_dir)
+        recon = _from_raw(raw, keyframes, intr, cfg, mode, warnings, work_dir, image_dir)
     else:
         if grays is None:
             grays = _load_grays(image_dir, names, width)
@@ -269,6 +270,7 @@ def _from_raw(
     mode: str,
     warnings: list[str],
     work_dir: Path,
+    image_dir: Path,
 ) -> Reconstruction:
     kept = _consistent_keyframes(raw, kfs, cfg)
     if not kept.keyframes:  # (a chosen model has a consistent part unless focal refinement broke it)
@@ -280,6 +282,8 @@ def _from_raw(
             raw.wfc.pop(i)
         raw.points = kept.points
     al, reg = kept.alignment, kept.keyframes
+    if al.ground.method == "up_prior" and len(reg) >= 2:
+        al = _dense_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points) or al
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
     warnings.extend(al.warnings)
@@ -328,6 +332,38 @@ def _from_raw(
         mean_reprojection_error_px=raw.mean_reprojection_error_px,
         warnings=tuple(warnings),
     )
+
+
+def _dense_ground(
+    raw: RawReconstruction,
+    kfs: KeyframeSet,
+    intr: CameraIntrinsics,
+    cfg: ReconCfg,
+    image_dir: Path,
+    keep: list[int],
+    points: SparsePoints,
+) -> Alignment | None:
+    """The alignment with a ground plane fitted to the sparse points plus the plane-sweep ground points
+    of the registered keyframes ``keep`` (:mod:`urbanverse.recon.dense`); None when there is still none."""
+    wfc = np.stack([raw.wfc[i] for i in keep])
+    up = up_prior(wfc[:, :3, :3], wfc[:, :3, 3], points.xyz)
+    pairs = spread_pairs(keep)
+    needed = sorted({i for pair in pairs for i in pair})
+    width = min(cfg.sfm_max_image_size, intr.width)
+    images = _load_grays(image_dir, [kfs.keyframes[i].image for i in needed], width)
+    s = width / intr.width
+    k = np.array([[raw.fx * s, 0.0, raw.cx * s], [0.0, raw.fy * s, raw.cy * s], [0.0, 0.0, 1.0]])
+    extra = sweep_ground(pairs, dict(zip(needed, images, strict=True)), raw.wfc, k, up)
+    if len(extra) == 0:
+        return None
+    times = np.array([kfs.keyframes[i].time_s for i in keep])
+    al = align_to_ground(wfc, np.concatenate([points.xyz, extra]), times, _align_params(cfg))
+    if al.ground.method != "ransac":
+        return None
+    al.warnings.append(
+        f"ground plane from a plane sweep ({len(extra)} ground pixels; no sparse ground points)"
+    )
+    return al
 
 
 def _align_params(cfg: ReconCfg) -> AlignParams:

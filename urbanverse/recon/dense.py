@@ -1,0 +1,151 @@
+"""Ground points by a plane sweep between posed keyframes, for the ground that sparse SIFT misses.
+
+SIFT finds few stable features on asphalt, cobbles and paving (repetitive or low-contrast texture),
+so a reconstruction can have no sparse point on the ground at all: the Leuven street pair's 212 SfM
+points all lie on facades, and its scale was then unknown. The ground is still seen: warped by the
+homography of the right plane, one keyframe's ground matches the other's. This module sweeps planes
+normal to the up direction over a range of heights, scores each by the local normalised
+cross-correlation of the warped images below the horizon (summed over keyframe pairs), and returns
+the pixels that match at the best height as points on that plane. Written here because OpenCV and
+COLMAP offer dense stereo only for rectified pairs or full multi-view stereo (CUDA), not this
+one-parameter sweep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepParams:
+    """Plane-sweep settings; heights are relative to the mean baseline of the pairs."""
+
+    width_px: int = 480
+    """Images are downscaled to this width first."""
+    min_height: float = 0.05
+    max_height: float = 50.0
+    steps: int = 80
+    """Heights swept, log-spaced; the best is refined with ``refine_steps`` between its neighbours."""
+    refine_steps: int = 11
+    window_px: int = 9
+    """Side of the square window of the normalised cross-correlation."""
+    min_texture: float = 4.0
+    """Pixels with a grey-level standard deviation under this in their window are not scored."""
+    min_score: float = 0.25
+    """The best plane's mean correlation must reach this..."""
+    min_contrast: float = 0.1
+    """...and exceed the median over all heights by this; else no plane is found."""
+    match_ncc: float = 0.6
+    """Pixels correlating this well at the best plane become ground points."""
+    max_points: int = 3000
+
+
+def spread_pairs(keyframes: list[int], max_pairs: int = 6) -> list[tuple[int, int]]:
+    """Up to ``max_pairs`` pairs of consecutive ``keyframes``, spread evenly over the sequence."""
+    pairs = list(zip(keyframes, keyframes[1:], strict=False))
+    if len(pairs) > max_pairs:
+        pairs = [pairs[int(j)] for j in np.linspace(0, len(pairs) - 1, max_pairs).round()]
+    return pairs
+
+
+def sweep_ground(
+    pairs: list[tuple[int, int]],
+    grays: dict[int, np.ndarray],
+    world_from_camera: dict[int, np.ndarray],
+    k: np.ndarray,
+    up: np.ndarray,
+    p: SweepParams | None = None,
+) -> np.ndarray:
+    """Ground points ``(N, 3)`` (reconstruction frame) on the best plane ``up . x = offset``; empty
+    when no height stands out.
+
+    ``grays``: keyframe index -> grey image (all one size, ``k`` its 3x3 intrinsics);
+    ``world_from_camera``: keyframe index -> 4x4 pose (OpenCV camera axes); ``up``: unit vector.
+    """
+    p = p or SweepParams()
+    if not pairs:
+        return np.zeros((0, 3))
+    scale = min(1.0, p.width_px / next(iter(grays.values())).shape[1])
+    small = {
+        i: cv2.resize(g, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) for i, g in grays.items()
+    }
+    ks = np.diag([scale, scale, 1.0]) @ k
+    up = up / np.linalg.norm(up)
+    centres = np.array([world_from_camera[i][:3, 3] for pair in pairs for i in pair])
+    baseline = float(np.mean([np.linalg.norm(world_from_camera[a][:3, 3] - world_from_camera[b][:3, 3])
+                              for a, b in pairs]))  # fmt: skip
+    top = float(np.mean(centres @ up))
+    heights = baseline * np.geomspace(p.min_height, p.max_height, p.steps)
+
+    def score(h: float) -> float:
+        return float(
+            np.mean([_pair_ncc(a, b, top - h, small, world_from_camera, ks, up, p)[0] for a, b in pairs])
+        )
+
+    scores = np.array([score(h) for h in heights])
+    best = int(np.nanargmax(scores)) if np.isfinite(scores).any() else -1
+    if best < 0 or scores[best] < p.min_score or scores[best] - np.nanmedian(scores) < p.min_contrast:
+        return np.zeros((0, 3))
+    # The peak is a step or two wide: refine between the neighbouring heights.
+    fine = np.linspace(heights[max(best - 1, 0)], heights[min(best + 1, p.steps - 1)], p.refine_steps)
+    fine = np.append(fine, heights[best])
+    height = float(fine[np.nanargmax([score(h) for h in fine])])
+    offset = top - height
+    points = []
+    for a, b in pairs:
+        _, ncc = _pair_ncc(a, b, offset, small, world_from_camera, ks, up, p)
+        vs, us = np.nonzero(ncc >= p.match_ncc)
+        points.append(_on_plane(np.stack([us, vs], axis=1), world_from_camera[a], ks, up, offset))
+    xyz = np.concatenate(points)
+    if len(xyz) > p.max_points:
+        xyz = xyz[np.random.default_rng(0).choice(len(xyz), p.max_points, replace=False)]
+    return xyz
+
+
+def _pair_ncc(
+    a: int,
+    b: int,
+    offset: float,
+    small: dict[int, np.ndarray],
+    wfc: dict[int, np.ndarray],
+    k: np.ndarray,
+    up: np.ndarray,
+    p: SweepParams,
+) -> tuple[float, np.ndarray]:
+    """Mean local NCC of keyframe ``a`` against ``b`` warped by the plane ``up . x = offset``, over
+    ``a``'s textured pixels below the horizon that land inside ``b``; and the NCC image (NaN where
+    not scored)."""
+    ra, ca = wfc[a][:3, :3], wfc[a][:3, 3]
+    rb, cb = wfc[b][:3, :3], wfc[b][:3, 3]
+    normal = ra.T @ up  # plane in camera a: normal . x = offset - up . ca (negative below the camera)
+    depth = offset - float(up @ ca)
+    h_ab = k @ (rb.T @ ra + np.outer(rb.T @ (ca - cb), normal) / depth) @ np.linalg.inv(k)
+    img_a = small[a].astype(np.float32)
+    rows, cols = img_a.shape
+    warped = cv2.warpPerspective(small[b].astype(np.float32), h_ab, (cols, rows),
+                                 flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderValue=-1.0)  # fmt: skip
+    inside = cv2.warpPerspective(np.ones_like(img_a), h_ab, (cols, rows),
+                                 flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP) > 0  # fmt: skip
+    vs, us = np.mgrid[0:rows, 0:cols]
+    rays = np.stack([us, vs, np.ones_like(us)], axis=-1) @ np.linalg.inv(k).T
+    below = (rays @ normal) * depth > 0  # the ray meets the plane in front of the camera
+    win = (p.window_px, p.window_px)
+    mean_a, mean_b = cv2.blur(img_a, win), cv2.blur(warped, win)
+    var_a = cv2.blur(img_a * img_a, win) - mean_a**2
+    var_b = cv2.blur(warped * warped, win) - mean_b**2
+    cov = cv2.blur(img_a * warped, win) - mean_a * mean_b
+    scored = below & inside & (var_a > p.min_texture**2) & (var_b > p.min_texture**2)
+    ncc = np.full(img_a.shape, np.nan, np.float32)
+    ncc[scored] = cov[scored] / np.sqrt(var_a[scored] * var_b[scored])
+    return (float(np.mean(ncc[scored])) if scored.sum() > 100 else float("nan")), ncc
+
+
+def _on_plane(uv: np.ndarray, wfc: np.ndarray, k: np.ndarray, up: np.ndarray, offset: float) -> np.ndarray:
+    """World points ``(N, 3)`` where the rays of pixels ``uv (N, 2)`` meet the plane ``up . x = offset``."""
+    rays = (np.c_[uv, np.ones(len(uv))] @ np.linalg.inv(k).T) @ wfc[:3, :3].T
+    centre = wfc[:3, 3]
+    s = (offset - float(up @ centre)) / (rays @ up)
+    return centre + s[:, None] * rays

@@ -77,3 +77,13 @@ def test_zebra_crossing_is_found_but_curb_line_and_light_sidewalk_are_not():
     found = classes == _CLASS["crosswalk"]
     assert not found[masks["sun"]].any()
     assert found[:, (xs < 8) | (xs > 15)].sum() == 0  # the curb line away from the bars
+
+
+def test_with_no_path_in_view_the_largest_paving_is_road():
+    """A static camera high above a light asphalt street with a dark sidewalk strip (vtest.avi)."""
+    grid, masks = _street({"grey": (0, 12), "shade": (12, 14)})
+    seen = np.ones(grid.shape[:2], bool)
+    seen[-5:] = False  # the ground under the camera is out of view
+    classes = _classify(grid, seen, _path(13.9), GroundCfg())
+    assert (classes[masks["grey"]] == _CLASS["road"]).mean() > 0.95
+    assert (classes[masks["shade"] & seen] == _CLASS["sidewalk"]).mean() > 0.95

@@ -184,7 +184,8 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     walked paving; of the others (each at least 5 % of the cells), the darkest and greyest (smallest
     L* + chroma) is road: asphalt is dark and grey, pavings come in every colour. Any cluster left
     joins the nearer of the two in colour, lightness weighted by ``lightness_weight`` (sun and shade
-    change a paving's lightness more than its hue). With two clusters alone, a sidewalk in sun and
+    change a paving's lightness more than its hue). With no path cell in view, the largest cluster
+    is road and the next largest walked paving. With two clusters alone, a sidewalk in sun and
     shade splits in two and the road joins the shaded half.
     """
     values = lab[rest].astype(np.float32)
@@ -197,11 +198,19 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     cluster[rest] = labels
     under = cluster[path_cells[:, 0], path_cells[:, 1]]
     walks = np.bincount(under[under >= 0], minlength=k)
-    walked = walks >= cfg.walked_share * walks.max() if walks.any() else centres[:, 0] == centres[:, 0].max()
-    darkness = centres[:, 0] + np.hypot(centres[:, 1], centres[:, 2])
-    candidates = ~walked & (np.bincount(labels, minlength=k) >= 0.05 * len(labels))
-    if candidates.any():
-        road = int(np.flatnonzero(candidates)[np.argmin(darkness[candidates])])
+    sizes = np.bincount(labels, minlength=k)
+    if walks.any():
+        walked = walks >= cfg.walked_share * walks.max()
+        candidates = np.flatnonzero(~walked & (sizes >= 0.05 * len(labels)))
+        darkness = centres[candidates, 0] + np.hypot(centres[candidates, 1], centres[candidates, 2])
+        road = int(candidates[np.argmin(darkness)]) if len(candidates) else -1
+    else:
+        # No ground under the camera in view (a static camera above the street): the largest
+        # cluster is the road, the next largest walked paving.
+        by_size = np.argsort(-sizes)
+        walked = np.isin(np.arange(k), by_size[1:2])
+        road = int(by_size[0])
+    if road >= 0 and walked.any():
         weighted = centres * np.array([cfg.lightness_weight, 1.0, 1.0], np.float32)
         to_walked = np.linalg.norm(weighted[:, None] - weighted[walked][None], axis=2).min(axis=1)
         walked |= to_walked < np.linalg.norm(weighted - weighted[road], axis=1)

@@ -50,7 +50,7 @@ FACING_L2 = frozenset(
         "buildings", "facades", "small_buildings", "bicycle_parking",
     }
 )  # fmt: skip
-YawSource = Literal["street_axis", "faces_street", "none"]
+YawSource = Literal["street_axis", "side_on", "faces_street", "none"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -108,20 +108,35 @@ class StreetFrame:
 
     path: np.ndarray
     road: np.ndarray
+    curb_band_m: float = 0.75
+    """Road cells within this of the nearest one make the stretch of road edge an object faces."""
 
     def axis_and_road_side(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Unit street direction at ``xy`` and the unit normal pointing from ``xy`` across to the road."""
+        """Unit street direction at ``xy`` and the unit normal pointing from ``xy`` across to the road.
+
+        The axis follows the camera path, and the normal points to the side where the road is. But
+        where the path runs towards the nearest stretch of road edge (more than 45 degrees off it: the
+        camera crosses the street or turns a corner), an object beside the road faces that edge and
+        its axis runs along it.
+        """
         k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
         lo, hi = max(0, k - 3), min(len(self.path) - 1, k + 3)
         axis = self.path[hi] - self.path[lo] if hi > lo else np.array([1.0, 0.0])
         axis = axis / max(np.linalg.norm(axis), 1e-9)
         normal = np.array([-axis[1], axis[0]])
-        if len(self.road):
-            near = self.road[np.argsort(np.linalg.norm(self.road - xy, axis=1))[:50]].mean(axis=0)
-            side = np.sign((near - xy) @ normal) or 1.0
-        else:  # no road seen: the road is beyond the camera path, seen from the object
-            side = np.sign((self.path[k] - xy) @ normal) or 1.0
-        return axis, side * normal
+        if not len(self.road):  # no road seen: the road is beyond the camera path, seen from the object
+            return axis, (np.sign((self.path[k] - xy) @ normal) or 1.0) * normal
+        distance = np.linalg.norm(self.road - xy, axis=1)
+        near = self.road[np.argsort(distance)[:50]].mean(axis=0)
+        side = (np.sign((near - xy) @ normal) or 1.0) * normal
+        if distance.min() <= self.curb_band_m:
+            return axis, side
+        to_road = self.road[distance <= distance.min() + self.curb_band_m].mean(axis=0) - xy
+        to_road = to_road / np.linalg.norm(to_road)
+        if abs(to_road @ axis) < math.cos(math.radians(45.0)):
+            return axis, side  # the path runs along the road edge: its axis is the steadier
+        along = np.array([-to_road[1], to_road[0]])
+        return (along if along @ axis >= 0 else -along), to_road
 
 
 def _orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float, YawSource]:
@@ -134,6 +149,19 @@ def _orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float
     if cls.l2 in FACING_L2:
         return math.atan2(to_road[1], to_road[0]), "faces_street"
     return 0.0, "none"
+
+
+def _seen_side_on(views: list[TrackView], size: np.ndarray) -> bool:
+    """Whether a vehicle of footprint ``size`` (length, width; m) is seen with its axis nearer across
+    the line of sight than along it: a box wider (m, at the contact's depth) than the footprint seen
+    at 45 degrees, or one running out of the frame on both sides.
+
+    With one view there is no camera path to give the street's direction, and a vehicle seen side-on
+    (a bus filling a photo) would otherwise be placed end-on. Which way it faces stays unknown.
+    """
+    widths = [v.width for v in views if math.isfinite(v.width)]
+    at_45 = (size[0] + size[1]) / math.sqrt(2.0)
+    return any(v.sides_cut == 2 for v in views) or (bool(widths) and max(widths) > at_45)
 
 
 def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_distance_m: float) -> np.ndarray:
@@ -153,13 +181,16 @@ def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_dis
 class TrackView(NamedTuple):
     """One usable observation of a track: ground contact (3,) and camera centre (3,) in m; the box's
     metric height and width (m) at the contact's depth. ``top_cut``: the box touches the frame's top,
-    so ``height`` is only a lower bound; ``width`` is NaN where the box touches a side."""
+    so ``height`` is only a lower bound; ``width`` is NaN where the box touches a side;
+    ``sides_cut``: how many of the box's sides (left, right) lie within 1 % of the frame's width of
+    its edge."""
 
     ground: np.ndarray
     eye: np.ndarray
     height: float
     top_cut: bool
     width: float
+    sides_cut: int = 0
 
 
 def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
@@ -180,7 +211,9 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
         wfc = world_from_camera(recon, obs.frame_index)
         depth = float((ground - wfc[:3, 3]) @ wfc[:3, 2])  # z-depth of the contact point
         wide = (x2 - x1) * depth / kf.fx if x1 > m and x2 < width - m else math.nan
-        out.append(TrackView(ground, wfc[:3, 3], (y2 - y1) * depth / kf.fy, bool(y1 <= m), wide))
+        near = max(m, 0.01 * width)  # detector boxes stop a few pixels short of the frame's edge
+        cut = int(x1 <= near) + int(x2 >= width - near)
+        out.append(TrackView(ground, wfc[:3, 3], (y2 - y1) * depth / kf.fy, bool(y1 <= m), wide, cut))
     return out
 
 
@@ -301,13 +334,22 @@ def run_lifting(
         category, size = measured_size(track, obs, cfg)
         contact = np.median([v.ground[:2] for v in obs], axis=0)
         axis, to_road = street.axis_and_road_side(contact)
+        # The face nearest the camera touches the ground at the contact: the centre lies half a
+        # footprint farther across the street or, with one view (no street direction), along the sight.
+        sight = obs[0].ground[:2] - obs[0].eye[:2]
+        sight = sight / max(float(np.linalg.norm(sight)), 1e-9)
+        deeper = to_road if len(path) >= 2 else sight
+        side_on = len(path) < 2 and get_class(category).l1 in ALONG_STREET_L1 and _seen_side_on(obs, size)
+        if side_on:  # one view: no path gives the street's direction, the box's width does
+            axis = np.array([-sight[1], sight[0]])
         yaw, source = _orient(category, axis, to_road)
+        source = "side_on" if side_on else source
         slender = get_class(category).l2 in SLENDER_L2
-        depth = 0.0 if slender else _depth_across(size, yaw, to_road)
+        depth = 0.0 if slender else _depth_across(size, yaw, deeper)
         centres = []
         for ground, eye, *_ in obs:
-            away = np.sign((ground[:2] - eye[:2]) @ to_road) or 1.0  # the far side, seen from the camera
-            centres.append(ground[:2] + away * 0.5 * depth * to_road)
+            away = np.sign((ground[:2] - eye[:2]) @ deeper) or 1.0  # the far side, seen from the camera
+            centres.append(ground[:2] + away * 0.5 * depth * deeper)
         centres = np.asarray(centres)
         xy, scale = np.median(centres, axis=0), 1.0
         if not slender:  # a post's base is its centre; boxes of crowns and lamp arms mislead a fit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urbanverse.layout.ground import _CLASS, GroundCfg, _classify
+from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _road_behind_path
 
 CELL = GroundCfg().cell_m
 
@@ -87,3 +87,24 @@ def test_with_no_path_in_view_the_largest_paving_is_road():
     classes = _classify(grid, seen, _path(13.9), GroundCfg())
     assert (classes[masks["grey"]] == _CLASS["road"]).mean() > 0.95
     assert (classes[masks["shade"] & seen] == _CLASS["sidewalk"]).mean() > 0.95
+
+
+def test_road_behind_the_walked_sidewalk_becomes_terrain():
+    """A facade cast onto its lot looks like road; the road (most road cells) lies on the other side
+    of the path."""
+    cfg = GroundCfg()
+    classes = np.zeros((100, 150), np.int32)  # rows: y from -10 m, cols: x from 0 m (0.2 m cells)
+    origin = np.array([0.0, -10.0])
+
+    def band(y0: float, y1: float) -> tuple[slice, slice]:
+        return slice(int((y0 + 10) / CELL), int((y1 + 10) / CELL)), slice(None)
+
+    classes[band(-2, 2)] = _CLASS["sidewalk"]
+    classes[band(2, 10)] = _CLASS["road"]
+    classes[band(-5, -3)] = _CLASS["road"]  # facade cast onto the lot behind the sidewalk
+    path = np.stack([np.linspace(1, 29, 20), np.zeros(20)], axis=1)
+    behind = _road_behind_path(classes, path, origin, cfg)
+    assert behind[band(-5, -3)].all()
+    assert not behind[band(2, 10)].any()
+    # A short walk (a few photos) gives no road side: nothing changes.
+    assert not _road_behind_path(classes, path[:3], origin, cfg).any()

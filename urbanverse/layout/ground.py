@@ -5,8 +5,9 @@ Pixels below the horizon (outside object boxes, and not found off the ground pla
 metric reconstruction and averaged into a bird's-eye grid. Cells are classified with cues that need
 no trained model: vegetation by its excess-green index (terrain); the rest in colour clusters (k-means
 in Lab), walked paving being the clusters under the camera path and road the darkest, greyest of the
-others; areas of narrow light paint lines on darker paving are crosswalk. The class grid is cleaned with
-a majority filter and vectorised into polygons (OpenCV contours, simplified with shapely).
+others; areas of narrow light paint lines on darker paving are crosswalk; road on the far side of the
+camera path from the road (a facade cast onto its lot) is terrain. The class grid is cleaned with a
+majority filter and vectorised into polygons (OpenCV contours, simplified with shapely).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import scipy.ndimage
+import scipy.spatial
 import shapely
 
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
@@ -60,6 +62,10 @@ class GroundCfg:
     """A cluster with this share of the most-walked cluster's path cells is walked paving too."""
     lightness_weight: float = 0.5
     """Weight of CIE L* against a*, b* when clusters are matched to the walked paving or the road."""
+    road_side_share: float = 0.75
+    """A camera position's road side holds at least this share of its nearest road cells; road on the
+    other side, beyond ``walk_margin_m``, becomes terrain. 1 turns the rule off."""
+    walk_margin_m: float = 1.0
     marking_max_width_m: float = 1.2
     """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
     paint_contrast_l: float = 20.0
@@ -252,6 +258,44 @@ def _cells(length_m: float, cell_m: float) -> int:
     return max(3, int(round(length_m / cell_m)) // 2 * 2 + 1)
 
 
+def _road_behind_path(
+    classes: np.ndarray, path: np.ndarray, origin: np.ndarray, cfg: GroundCfg
+) -> np.ndarray:
+    """Road cells ``(H, W)`` on the far side of the camera path from the road: not road but terrain.
+
+    People film walking along a sidewalk with the road on one side. Road-coloured ground on the other
+    side, beyond the walked paving, is a building's lot (its facade cast onto the ground plane) or a
+    verge. Each registered camera position ``path (K, 2)`` (m) takes the road cells nearest to it; the
+    side of the path (across its local direction) holding at least ``road_side_share`` of them is its
+    road side, smoothed along the path. Cells more than ``walk_margin_m`` on the other side are
+    relabelled. Where the path crosses the street the road lies on both sides: nothing changes there.
+    """
+    out = np.zeros(classes.shape, bool)
+    if len(path) < 5:
+        return out
+    rows, cols = np.nonzero(classes == _CLASS["road"])
+    if len(rows) == 0:
+        return out
+    xy = origin + (np.stack([cols, rows], axis=1) + 0.5) * cfg.cell_m
+    ahead = (
+        path[np.minimum(np.arange(len(path)) + 3, len(path) - 1)]
+        - path[np.maximum(np.arange(len(path)) - 3, 0)]
+    )
+    axis = ahead / np.maximum(np.linalg.norm(ahead, axis=1, keepdims=True), 1e-9)
+    normal = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
+    nearest = scipy.spatial.cKDTree(path).query(xy)[1]
+    lateral = np.einsum("ij,ij->i", xy - path[nearest], normal[nearest])
+    # Share of each position's road cells that lie on its left; smoothed along the path.
+    left = np.bincount(nearest, lateral > 0, len(path)) / np.maximum(
+        np.bincount(nearest, minlength=len(path)), 1
+    )
+    left = scipy.ndimage.median_filter(left, size=5, mode="nearest")
+    side = np.where(left >= cfg.road_side_share, 1.0, np.where(left <= 1.0 - cfg.road_side_share, -1.0, 0.0))
+    behind = side[nearest] * lateral < -cfg.walk_margin_m
+    out[rows[behind], cols[behind]] = True
+    return out
+
+
 def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:
     """Mode filter over a ``size`` window; unseen cells stay unseen."""
     votes = np.stack(
@@ -323,7 +367,10 @@ def run_ground(
     )
     seen = count >= 2
     path_cells = np.clip(np.floor((path - lo) / cfg.cell_m).astype(int)[:, ::-1], 0, np.array(shape) - 1)
-    classes = _majority(_classify(mean, seen, path_cells, cfg))
+    classes = _classify(mean, seen, path_cells, cfg)
+    if cfg.road_side_share < 1.0:
+        classes[_road_behind_path(classes, path, lo, cfg)] = _CLASS["terrain"]
+    classes = _majority(classes)
     regions, samples = [], {}
     for name, c in _CLASS.items():
         mask = classes == c

@@ -22,6 +22,7 @@ import scipy.ndimage
 import scipy.spatial
 import shapely
 
+from urbanverse.layout.lift import path_directions
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
 from urbanverse.perception.records import FrameDetections
 from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground
@@ -66,6 +67,7 @@ class GroundCfg:
     """A camera position's road side holds at least this share of its nearest road cells; road on the
     other side, beyond ``walk_margin_m``, becomes terrain. 1 turns the rule off."""
     walk_margin_m: float = 1.0
+    """Road cells nearer than this to the path on its far side stay road (the walked sidewalk's edge)."""
     marking_max_width_m: float = 1.2
     """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
     paint_contrast_l: float = 20.0
@@ -277,11 +279,7 @@ def _road_behind_path(
     if len(rows) == 0:
         return out
     xy = origin + (np.stack([cols, rows], axis=1) + 0.5) * cfg.cell_m
-    ahead = (
-        path[np.minimum(np.arange(len(path)) + 3, len(path) - 1)]
-        - path[np.maximum(np.arange(len(path)) - 3, 0)]
-    )
-    axis = ahead / np.maximum(np.linalg.norm(ahead, axis=1, keepdims=True), 1e-9)
+    axis = path_directions(path)
     normal = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
     nearest = scipy.spatial.cKDTree(path).query(xy)[1]
     lateral = np.einsum("ij,ij->i", xy - path[nearest], normal[nearest])

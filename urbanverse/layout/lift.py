@@ -102,6 +102,15 @@ def _mean_size(category: str) -> np.ndarray:
     return (np.asarray(cls.size_min) + np.asarray(cls.size_max)) / 2
 
 
+def path_directions(path: np.ndarray, reach: int = 3) -> np.ndarray:
+    """Unit direction ``(K, 2)`` of a camera path ``(K, 2)`` at each position, from ``reach``
+    positions back to ``reach`` ahead; +x where the path does not move (a single view)."""
+    index = np.arange(len(path))
+    ahead = path[np.minimum(index + reach, len(path) - 1)] - path[np.maximum(index - reach, 0)]
+    length = np.linalg.norm(ahead, axis=1, keepdims=True)
+    return np.where(length > 1e-9, ahead / np.maximum(length, 1e-9), [1.0, 0.0])
+
+
 @dataclasses.dataclass(frozen=True)
 class StreetFrame:
     """The camera path ``(P, 2)`` and the road's cells ``(R, 2)`` (m): local street axis and road side."""
@@ -120,9 +129,7 @@ class StreetFrame:
         its axis runs along it.
         """
         k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
-        lo, hi = max(0, k - 3), min(len(self.path) - 1, k + 3)
-        axis = self.path[hi] - self.path[lo] if hi > lo else np.array([1.0, 0.0])
-        axis = axis / max(np.linalg.norm(axis), 1e-9)
+        axis = path_directions(self.path)[k]
         normal = np.array([-axis[1], axis[0]])
         if not len(self.road):  # no road seen: the road is beyond the camera path, seen from the object
             return axis, (np.sign((self.path[k] - xy) @ normal) or 1.0) * normal

@@ -14,6 +14,7 @@ one-parameter sweep.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -80,10 +81,11 @@ def sweep_ground(
     top = float(np.mean(centres @ up))
     heights = baseline * np.geomspace(p.min_height, p.max_height, p.steps)
 
+    refs = {a: _reference(small[a], world_from_camera[a][:3, :3], ks, up, p) for a, _ in pairs}
+
     def score(h: float) -> float:
-        return float(
-            np.mean([_pair_ncc(a, b, top - h, small, world_from_camera, ks, up, p)[0] for a, b in pairs])
-        )
+        ncc = [_pair_ncc(refs[a], a, b, top - h, small, world_from_camera, ks, up, p)[0] for a, b in pairs]
+        return float(np.mean(ncc))
 
     scores = np.array([score(h) for h in heights])
     best = int(np.nanargmax(scores)) if np.isfinite(scores).any() else -1
@@ -96,7 +98,7 @@ def sweep_ground(
     offset = top - height
     points = []
     for a, b in pairs:
-        _, ncc = _pair_ncc(a, b, offset, small, world_from_camera, ks, up, p)
+        _, ncc = _pair_ncc(refs[a], a, b, offset, small, world_from_camera, ks, up, p)
         vs, us = np.nonzero(ncc >= p.match_ncc)
         points.append(_on_plane(np.stack([us, vs], axis=1), world_from_camera[a], ks, up, offset))
     xyz = np.concatenate(points)
@@ -105,7 +107,31 @@ def sweep_ground(
     return xyz
 
 
+class _Reference(NamedTuple):
+    """What a pair's NCC needs of its reference keyframe ``a``, whatever the plane's height: the image
+    and its local means and variances, and its pixels below the horizon (normal to ``up``)."""
+
+    image: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    below: np.ndarray
+
+
+def _reference(
+    image: np.ndarray, rotation: np.ndarray, k: np.ndarray, up: np.ndarray, p: SweepParams
+) -> _Reference:
+    img = image.astype(np.float32)
+    win = (p.window_px, p.window_px)
+    mean = cv2.blur(img, win)
+    rows, cols = img.shape
+    vs, us = np.mgrid[0:rows, 0:cols]
+    rays = np.stack([us, vs, np.ones_like(us)], axis=-1) @ np.linalg.inv(k).T
+    below = rays @ (rotation.T @ up) < 0  # the ray goes down: it meets any plane below the camera
+    return _Reference(img, mean, cv2.blur(img * img, win) - mean**2, below)
+
+
 def _pair_ncc(
+    ref: _Reference,
     a: int,
     b: int,
     offset: float,
@@ -115,31 +141,26 @@ def _pair_ncc(
     up: np.ndarray,
     p: SweepParams,
 ) -> tuple[float, np.ndarray]:
-    """Mean local NCC of keyframe ``a`` against ``b`` warped by the plane ``up . x = offset``, over
-    ``a``'s textured pixels below the horizon that land inside ``b``; and the NCC image (NaN where
-    not scored)."""
+    """Mean local NCC of keyframe ``a`` (``ref``) against ``b`` warped by the plane ``up . x = offset``
+    below both cameras, over ``a``'s textured pixels below the horizon that land inside ``b``; and the
+    NCC image (NaN where not scored)."""
     ra, ca = wfc[a][:3, :3], wfc[a][:3, 3]
     rb, cb = wfc[b][:3, :3], wfc[b][:3, 3]
     normal = ra.T @ up  # plane in camera a: normal . x = offset - up . ca (negative below the camera)
     depth = offset - float(up @ ca)
     h_ab = k @ (rb.T @ ra + np.outer(rb.T @ (ca - cb), normal) / depth) @ np.linalg.inv(k)
-    img_a = small[a].astype(np.float32)
-    rows, cols = img_a.shape
+    rows, cols = ref.image.shape
     warped = cv2.warpPerspective(small[b].astype(np.float32), h_ab, (cols, rows),
                                  flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderValue=-1.0)  # fmt: skip
-    inside = cv2.warpPerspective(np.ones_like(img_a), h_ab, (cols, rows),
+    inside = cv2.warpPerspective(np.ones_like(ref.image), h_ab, (cols, rows),
                                  flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP) > 0  # fmt: skip
-    vs, us = np.mgrid[0:rows, 0:cols]
-    rays = np.stack([us, vs, np.ones_like(us)], axis=-1) @ np.linalg.inv(k).T
-    below = (rays @ normal) * depth > 0  # the ray meets the plane in front of the camera
     win = (p.window_px, p.window_px)
-    mean_a, mean_b = cv2.blur(img_a, win), cv2.blur(warped, win)
-    var_a = cv2.blur(img_a * img_a, win) - mean_a**2
+    mean_b = cv2.blur(warped, win)
     var_b = cv2.blur(warped * warped, win) - mean_b**2
-    cov = cv2.blur(img_a * warped, win) - mean_a * mean_b
-    scored = below & inside & (var_a > p.min_texture**2) & (var_b > p.min_texture**2)
-    ncc = np.full(img_a.shape, np.nan, np.float32)
-    ncc[scored] = cov[scored] / np.sqrt(var_a[scored] * var_b[scored])
+    cov = cv2.blur(ref.image * warped, win) - ref.mean * mean_b
+    scored = ref.below & inside & (ref.var > p.min_texture**2) & (var_b > p.min_texture**2)
+    ncc = np.full(ref.image.shape, np.nan, np.float32)
+    ncc[scored] = cov[scored] / np.sqrt(ref.var[scored] * var_b[scored])
     return (float(np.mean(ncc[scored])) if scored.sum() > 100 else float("nan")), ncc
 
 

@@ -283,7 +283,7 @@ def _from_raw(
         raw.points = kept.points
     al, reg = kept.alignment, kept.keyframes
     if al.ground.method == "up_prior" and len(reg) >= 2:
-        al = _dense_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points) or al
+        al = _swept_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points) or al
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
     warnings.extend(al.warnings)
@@ -334,7 +334,7 @@ def _from_raw(
     )
 
 
-def _dense_ground(
+def _swept_ground(
     raw: RawReconstruction,
     kfs: KeyframeSet,
     intr: CameraIntrinsics,

@@ -4,6 +4,7 @@ plaza's second paving, and painted crossings against curb lines and light sidewa
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _road_behind_path
 
@@ -61,13 +62,16 @@ def test_plaza_paving_beside_the_walked_one_is_not_road():
     assert (classes[masks["red"]] == _CLASS["sidewalk"]).mean() > 0.95
 
 
-def test_zebra_crossing_is_found_but_curb_line_and_light_sidewalk_are_not():
+# Fresh white paint, and worn paint only 15 L* lighter than the asphalt (L* 10): a round-trip tour's
+# worn zebra was missed at a 20 L* contrast threshold.
+@pytest.mark.parametrize("paint", ["#e6e6df", "#3d3d3d"])
+def test_zebra_crossing_is_found_but_curb_line_and_light_sidewalk_are_not(paint):
     grid, masks = _street({"road": (0, 8), "sun": (8, 11)})
     white = _srgb("#e6e6df")
     # Zebra bars 0.5 m wide, 0.5 m apart, across the road between x = 10 and 13 m.
     xs = np.arange(grid.shape[1]) * CELL
     bars = (xs >= 10) & (xs < 13) & (np.floor(xs / 0.5) % 2 == 0)
-    grid[: int(8 / CELL), bars] = white
+    grid[: int(8 / CELL), bars] = _srgb(paint)
     # A 0.2 m light curb line along the road edge.
     grid[int(7.8 / CELL) : int(8.0 / CELL)] = white
     classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(9.5), GroundCfg())

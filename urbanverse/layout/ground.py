@@ -70,11 +70,11 @@ class GroundCfg:
     """Road cells nearer than this to the path on its far side stay road (the walked sidewalk's edge)."""
     marking_max_width_m: float = 1.2
     """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
-    paint_contrast_l: float = 20.0
+    paint_contrast_l: float = 12.0
     """A paint cell is this much lighter (CIE L*, 0-100) than the opening of its neighbourhood."""
     crosswalk_min_width_m: float = 1.6
     """Painted areas narrower than this (a curb, a lane line) are no crossing."""
-    paint_fraction: float = 0.2
+    paint_fraction: float = 0.15
     """A crossing has at least this share of paint cells."""
 
 

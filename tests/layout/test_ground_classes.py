@@ -110,5 +110,6 @@ def test_road_behind_the_walked_sidewalk_becomes_terrain():
     behind = _road_behind_path(classes, path, origin, cfg)
     assert behind[band(-5, -3)].all()
     assert not behind[band(2, 10)].any()
-    # A short walk (a few photos) gives no road side: nothing changes.
+    # A short walk (a few photos) or a static camera gives no road side: nothing changes.
     assert not _road_behind_path(classes, path[:3], origin, cfg).any()
+    assert not _road_behind_path(classes, np.repeat(path[:1], 20, axis=0), origin, cfg).any()

@@ -68,6 +68,8 @@ class GroundCfg:
     other side, beyond ``walk_margin_m``, becomes terrain. 1 turns the rule off."""
     walk_margin_m: float = 1.0
     """Road cells nearer than this to the path on its far side stay road (the walked sidewalk's edge)."""
+    min_walk_m: float = 2.0
+    """The road-side rule needs a camera path at least this long (m)."""
     marking_max_width_m: float = 1.2
     """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
     paint_contrast_l: float = 12.0
@@ -273,8 +275,8 @@ def _road_behind_path(
     relabelled. Where the path crosses the street the road lies on both sides: nothing changes there.
     """
     out = np.zeros(classes.shape, bool)
-    if len(path) < 5:
-        return out
+    if len(path) < 5 or np.linalg.norm(np.diff(path, axis=0), axis=1).sum() < cfg.min_walk_m:
+        return out  # a few photos, or a camera that stays put, has no sides
     rows, cols = np.nonzero(classes == _CLASS["road"])
     if len(rows) == 0:
         return out

@@ -179,10 +179,11 @@ def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: G
     if rest.sum() < 10:
         classes[rest] = _CLASS["sidewalk"]
         return classes
-    walk = _walked_colour(cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab), rest, path_cells, cfg)
+    lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)
+    walk = _walked_colour(lab, rest, path_cells, cfg)
     classes[rest & walk] = _CLASS["sidewalk"]
     classes[rest & ~walk] = _CLASS["road"]
-    classes[_crosswalks(mean, rest, cfg)] = _CLASS["crosswalk"]
+    classes[_crosswalks(lab[..., 0], rest, cfg)] = _CLASS["crosswalk"]
     return classes
 
 
@@ -228,8 +229,9 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     return walked[np.maximum(cluster, 0)] & rest
 
 
-def _crosswalks(mean: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.ndarray:
-    """Cells ``(H, W)`` of painted crossings: areas of paint lines (zebra bars, ladder rungs) on paving.
+def _crosswalks(lightness: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    """Cells ``(H, W)`` of painted crossings: areas of paint lines (zebra bars, ladder rungs) on paving;
+    ``lightness``: CIE L* per cell ``(H, W)``.
 
     A paint cell is lighter than the grey-scale opening of the lightness with a ``marking_max_width_m``
     square, i.e. part of a light structure narrower than that (a line, not a light sidewalk). Paint
@@ -237,7 +239,6 @@ def _crosswalks(mean: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.ndarra
     single curb line or lane marking does not survive it), with at least ``paint_fraction`` of paint,
     make a crossing; its dark cells between the bars belong to it too.
     """
-    lightness = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)[..., 0]
     # Unseen cells count as light, so that the opening does not make seen cells next to them look
     # like narrow light lines.
     lightness = np.where(rest, lightness, 100.0).astype(np.float32)

@@ -325,6 +325,7 @@ def run_lifting(
     cfg = cfg or LiftCfg()
     width, height = recon.intrinsics.width, recon.intrinsics.height
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
+    single_view = len(path) < 2  # no camera path to give the street's direction
     street = StreetFrame(
         path if len(path) else np.zeros((1, 2)), np.zeros((0, 2)) if road_xy is None else road_xy
     )
@@ -345,8 +346,8 @@ def run_lifting(
         # footprint farther across the street or, with one view (no street direction), along the sight.
         sight = obs[0].ground[:2] - obs[0].eye[:2]
         sight = sight / max(float(np.linalg.norm(sight)), 1e-9)
-        deeper = to_road if len(path) >= 2 else sight
-        side_on = len(path) < 2 and get_class(category).l1 in ALONG_STREET_L1 and _seen_side_on(obs, size)
+        deeper = sight if single_view else to_road
+        side_on = single_view and get_class(category).l1 in ALONG_STREET_L1 and _seen_side_on(obs, size)
         if side_on:  # one view: no path gives the street's direction, the box's width does
             axis = np.array([-sight[1], sight[0]])
         yaw, source = _orient(category, axis, to_road)

@@ -5,29 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.video.synth import Street, StreetRenderer, camera_path
+from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.offplane import ground_homography, hidden_by_obstacles, parallax_residual
-from urbanverse.recon.geometry import make_pose, pixel_to_ground, project
-from urbanverse.recon.record import GroundPlaneFit, Reconstruction
-from urbanverse.video.record import CameraIntrinsics
+from urbanverse.recon.geometry import pixel_to_ground, project
 
 STREET = Street(width=480, height_px=270)
-
-
-def _recon(poses: np.ndarray) -> Reconstruction:
-    k = STREET.k
-    intr = CameraIntrinsics(
-        width=STREET.width, height=STREET.height_px, fx=k[0, 0], fy=k[1, 1], cx=k[0, 2], cy=k[1, 2]
-    )
-    return Reconstruction(
-        mode="sfm",
-        intrinsics=intr,
-        keyframes=tuple(make_pose(i, i, 0.5 * i, f"{i}.jpg", m) for i, m in enumerate(poses)),
-        ground=GroundPlaneFit(method="camera_prior", camera_height_m=STREET.camera_height),
-        scale_source="ground_plane",
-        metric_scale=1.0,
-        camera_height_prior_m=STREET.camera_height,
-    )
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +17,7 @@ def walk():
     poses = camera_path(STREET, np.array([1.0, 1.5, 2.0]))
     renderer = StreetRenderer(STREET)
     images = [renderer.render(m) for m in poses]
-    return _recon(poses), images, renderer.surfaces(poses[1])
+    return street_reconstruction(STREET, poses), images, renderer.surfaces(poses[1])
 
 
 def test_the_ground_homography_maps_ground_points_between_views(walk) -> None:

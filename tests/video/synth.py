@@ -15,6 +15,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from urbanverse.recon.geometry import make_pose
+from urbanverse.recon.record import GroundPlaneFit, Reconstruction
+from urbanverse.video.record import CameraIntrinsics
+
 
 @dataclass(frozen=True)
 class Street:
@@ -167,3 +171,21 @@ def similarity_align(src: np.ndarray, dst: np.ndarray) -> tuple[float, np.ndarra
     r = u @ e @ vt
     s = float(np.trace(np.diag(sig) @ e) / (a**2).sum(1).mean())
     return s, r, mu_d - s * r @ mu_s
+
+
+def street_reconstruction(street: Street, poses: np.ndarray) -> Reconstruction:
+    """A metric, ground-aligned reconstruction holding the true ``poses (T, 4, 4)``, keyframe i at
+    frame i and 0.5 i seconds."""
+    k = street.k
+    intr = CameraIntrinsics(
+        width=street.width, height=street.height_px, fx=k[0, 0], fy=k[1, 1], cx=k[0, 2], cy=k[1, 2]
+    )
+    return Reconstruction(
+        mode="sfm",
+        intrinsics=intr,
+        keyframes=tuple(make_pose(i, i, 0.5 * i, f"{i}.jpg", m) for i, m in enumerate(poses)),
+        ground=GroundPlaneFit(method="camera_prior", camera_height_m=street.camera_height),
+        scale_source="ground_plane",
+        metric_scale=1.0,
+        camera_height_prior_m=street.camera_height,
+    )

@@ -25,6 +25,7 @@ from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import StageRunner, config_hash
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
+from urbanverse.layout.proposals import ProposalCfg, add_proposals
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.records import (
     DETECTIONS_FILE,
@@ -60,6 +61,7 @@ class GenCfg:
     recon: ReconCfg = dataclasses.field(default_factory=ReconCfg)
     ground: GroundCfg = dataclasses.field(default_factory=GroundCfg)
     lift: LiftCfg = dataclasses.field(default_factory=LiftCfg)
+    proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)
     cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
     physics_fix: bool = True
     """Run the physics check and move interpenetrating objects apart."""
@@ -186,18 +188,17 @@ def run_gen(
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     lift_cfg = cfg.lift if len(kfs.keyframes) > 1 else dataclasses.replace(cfg.lift, min_observations=1)
-    lift_key = config_hash(track_key, recon_key, lift_cfg)
+    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals)
+
+    def lift(w: Path) -> LiftedObjects:
+        road = road_points(layout)
+        objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface_height(layout, curb_of(layout)))
+        objects = add_proposals(objects, recon, images, road, cfg.proposals)
+        save_json(objects, w / "objects.json")
+        return objects
+
     lifted: LiftedObjects = runner.run(
-        "06_lift",
-        lift_key,
-        "objects.json",
-        lambda w: _saved(
-            run_lifting(
-                tracks, dets, recon, road_points(layout), lift_cfg, surface_height(layout, curb_of(layout))
-            ),
-            lambda o: save_json(o, w / "objects.json"),
-        ),
-        lambda w: load_record(LiftedObjects, w / "objects.json"),
+        "06_lift", lift_key, "objects.json", lift, lambda w: load_record(LiftedObjects, w / "objects.json")
     )
     retrieval_key = config_hash(lift_key, ground_key, cfg.cousins)
 

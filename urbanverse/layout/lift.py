@@ -97,7 +97,7 @@ class LiftedObjects:
     dropped: dict[str, int]
 
 
-def _mean_size(category: str) -> np.ndarray:
+def mean_size(category: str) -> np.ndarray:
     cls = get_class(category)
     return (np.asarray(cls.size_min) + np.asarray(cls.size_max)) / 2
 
@@ -146,7 +146,7 @@ class StreetFrame:
         return (along if along @ axis >= 0 else -along), to_road
 
 
-def _orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float, YawSource]:
+def orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float, YawSource]:
     cls = get_class(category)
     if cls.l1 in ALONG_STREET_L1:
         # Right-hand traffic: a vehicle drives with the road's centre on its left.
@@ -270,7 +270,7 @@ def category_by_votes_and_height(votes: dict[str, float], height_m: float) -> st
         return max(votes, key=votes.__getitem__)
 
     def fit(category: str) -> float:
-        excess = abs(math.log(height_m / _mean_size(category)[2])) - math.log(HEIGHT_TOLERANCE)
+        excess = abs(math.log(height_m / mean_size(category)[2])) - math.log(HEIGHT_TOLERANCE)
         return math.exp(-max(excess, 0.0) / HEIGHT_LOG_SPREAD)
 
     return max(votes, key=lambda c: votes[c] * fit(c))
@@ -301,11 +301,11 @@ def measured_size(track, views: list[TrackView], cfg: LiftCfg):
             if track.label.lower() in GENERIC_TREE_LABELS:
                 category = tree_class_from_shape(category, h, w)
         else:
-            mean = _mean_size(category)
+            mean = mean_size(category)
             h = max(mean[2] * w / mean[0], max(v.height for v in views))
         cls = get_class(category)
         return category, np.clip([w, w, h], cls.size_min, cls.size_max)
-    size = _mean_size(category)
+    size = mean_size(category)
     if len(heights):
         size = size * float(np.clip(np.median(heights) / size[2], *cfg.height_bounds))
     return category, size
@@ -350,7 +350,7 @@ def run_lifting(
         side_on = single_view and get_class(category).l1 in ALONG_STREET_L1 and _seen_side_on(obs, size)
         if side_on:  # one view: no path gives the street's direction, the box's width does
             axis = np.array([-sight[1], sight[0]])
-        yaw, source = _orient(category, axis, to_road)
+        yaw, source = orient(category, axis, to_road)
         source = "side_on" if side_on else source
         slender = get_class(category).l2 in SLENDER_L2
         depth = 0.0 if slender else _depth_across(size, yaw, deeper)

@@ -1,0 +1,239 @@
+"""Objects that no detector named, found in the dense 3D points: class-agnostic proposals.
+
+The offline COCO detector misses most street furniture (and nearly all of it on rendered streets), but
+every bench, bin or parked car stands out of the ground in the dense points of
+:func:`urbanverse.recon.depth.dense_cloud`. Points between ``min_height_m`` and ``max_height_m``
+above the ground plane are binned into a bird's-eye grid (``cell_m``); cells holding tall points
+that are not green (facades, walls, poles: no furniture is that tall) are set aside, so a bench is not
+joined to the facade behind it; the 8-connected components left are the proposals.
+
+Each proposal gets a footprint (the minimum-area rectangle of its cells), a height (a high
+percentile of its points) and a green share. A class follows from shape alone, which the
+taxonomy's size ranges support:
+
+- green above ``crown_min_height_m``: a tree, its kind from its proportions
+  (:func:`urbanverse.layout.lift.tree_class_from_shape`); green but low: a shrub;
+- car-sized (length, height): a car; longer than ``max_length_m``: a wall or hedge, left out;
+- anything else: the first of ``furniture`` whose taxonomy size range the footprint and height fit
+  best, in log-size distance (the order is the prior: the commonest sidewalk furniture first).
+
+A proposal within ``explained_m`` of an object lifted from a detector track adds nothing: the track
+names it better. Proposals take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`),
+and where only the near face was seen (the footprint thinner than the class's), the centre moves
+back by the missing half depth, away from the camera path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+
+import cv2
+import numpy as np
+import scipy.ndimage
+
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.lift import (
+    LiftedObject,
+    LiftedObjects,
+    StreetFrame,
+    mean_size,
+    orient,
+    tree_class_from_shape,
+)
+from urbanverse.recon.depth import DenseCloud, DepthParams, dense_cloud
+from urbanverse.recon.record import Reconstruction
+
+#: Track ids of proposals start here (detector tracks count from 0).
+PROPOSAL_TRACK_BASE = 1_000_000
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ProposalCfg:
+    """Proposal parameters (m unless named otherwise); see the module docstring."""
+
+    enabled: bool = True
+    cell_m: float = 0.2
+    min_height_m: float = 0.2
+    max_height_m: float = 12.0
+    min_cell_points: int = 2
+    extent_percentile: float = 5.0
+    min_points: int = 40
+    min_keyframes: int = 2
+    tall_m: float = 2.5
+    green_share: float = 0.2
+    crown_min_height_m: float = 1.5
+    car_length_m: tuple[float, float] = (3.0, 6.0)
+    car_height_m: tuple[float, float] = (1.0, 2.3)
+    max_length_m: float = 6.0
+    explained_m: float = 1.5
+    furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
+    max_misfit: float = 1.0
+    score: float = 0.3
+    depth: DepthParams = dataclasses.field(default_factory=DepthParams)
+
+
+@dataclasses.dataclass(frozen=True)
+class Proposal:
+    """A cluster of dense points: footprint centre ``xy (2,)``, long and short side (m), the long
+    side's direction ``axis (2,)``, height (m), green share of its points, point count, keyframes."""
+
+    xy: np.ndarray
+    long_m: float
+    short_m: float
+    axis: np.ndarray
+    height_m: float
+    green: float
+    points: int
+    keyframes: int
+
+
+def _is_green(rgb: np.ndarray) -> np.ndarray:
+    """Vegetation-coloured points ``rgb (N, 3)`` uint8: hue 36-170 degrees (yellow-green to
+    blue-green) with some saturation and light (OpenCV HSV, H in 0..179)."""
+    hsv = cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2HSV).reshape(-1, 3)
+    return (hsv[:, 0] >= 18) & (hsv[:, 0] <= 85) & (hsv[:, 1] >= 50) & (hsv[:, 2] >= 20)
+
+
+def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
+    """Connected clusters of above-ground dense points in a bird's-eye grid (module docstring)."""
+    keep = (cloud.xyz[:, 2] > cfg.min_height_m) & (cloud.xyz[:, 2] < cfg.max_height_m)
+    xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
+    if len(xyz) < cfg.min_points:
+        return []
+    origin = xyz[:, :2].min(axis=0)
+    cell = np.floor((xyz[:, :2] - origin) / cfg.cell_m).astype(int)
+    shape = tuple(cell.max(axis=0) + 1)
+    flat = np.ravel_multi_index(cell.T, shape)
+    count = np.bincount(flat, minlength=np.prod(shape)).reshape(shape)
+    tall = np.bincount(flat, weights=(xyz[:, 2] > cfg.tall_m) & ~green, minlength=count.size)
+    occupied = (count >= cfg.min_cell_points) & (tall.reshape(shape) == 0)
+    labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
+    point_label = labels.ravel()[flat]
+    out = []
+    for label in range(1, n + 1):
+        member = point_label == label
+        if member.sum() < cfg.min_points or len(np.unique(owner[member])) < cfg.min_keyframes:
+            continue
+        pts = xyz[member]
+        centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
+        out.append(
+            Proposal(
+                xy=centre,
+                long_m=float(extent[0]),
+                short_m=float(extent[1]),
+                axis=axis,
+                height_m=float(np.percentile(pts[:, 2], 98)),
+                green=float(green[member].mean()),
+                points=int(member.sum()),
+                keyframes=len(np.unique(owner[member])),
+            )
+        )
+    return out
+
+
+def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(centre (2,), long axis (2,), extents (long, short))`` of points ``xy (N, 2)`` (m): principal
+    axes, and the spread between the ``percentile`` and ``100 - percentile`` points along each
+    (robust to the stray points a cluster gathers; a minimum-area rectangle is not)."""
+    mean = xy.mean(axis=0)
+    _, vectors = np.linalg.eigh(np.cov((xy - mean).T) + 1e-9 * np.eye(2))
+    axes = vectors[:, ::-1].T  # long axis first
+    along = (xy - mean) @ axes.T
+    lo, hi = np.percentile(along, [percentile, 100.0 - percentile], axis=0)
+    return mean + ((lo + hi) / 2) @ axes, axes[0], hi - lo
+
+
+def _misfit(category: str, long_m: float, height_m: float) -> float:
+    """Log-size distance (natural log) of a footprint's long side and a height outside ``category``'s
+    taxonomy range; the short side is left out (often only the near face is seen)."""
+    cls = get_class(category)
+    lo = (max(cls.size_min[:2]), cls.size_min[2])
+    hi = (max(cls.size_max[:2]), cls.size_max[2])
+    return sum(
+        max(0.0, math.log(low / value), math.log(value / high))
+        for value, low, high in zip((long_m, height_m), lo, hi, strict=True)
+    )
+
+
+def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
+    """The taxonomy class a proposal's shape and colour fit, or None (a wall, a pole, nothing near)."""
+    if p.green >= cfg.green_share:
+        if p.height_m >= cfg.crown_min_height_m:
+            return tree_class_from_shape("broadleaf_tree", p.height_m, p.long_m)
+        return "shrub"
+    if p.long_m > cfg.max_length_m:
+        return None
+    lo, hi = cfg.car_length_m
+    if lo <= p.long_m <= hi and cfg.car_height_m[0] <= p.height_m <= cfg.car_height_m[1]:
+        return "sedan"
+    fits = [(_misfit(c, p.long_m, p.height_m), i, c) for i, c in enumerate(cfg.furniture)]
+    misfit, _, best = min(fits)
+    return best if misfit <= cfg.max_misfit else None
+
+
+def proposal_objects(
+    proposals: list[Proposal], lifted: list[LiftedObject], street: StreetFrame, cfg: ProposalCfg
+) -> list[LiftedObject]:
+    """Lifted objects for the proposals that a class fits and no lifted object explains."""
+    out: list[LiftedObject] = []
+    taken = [np.asarray(o.position[:2]) for o in lifted]
+    for p in sorted(proposals, key=lambda q: -q.points):
+        if any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
+            continue
+        category = classify(p, cfg)
+        if category is None:
+            continue
+        cls = get_class(category)
+        size = mean_size(category)
+        if cls.l1 == "vegetation":
+            size = np.clip([p.long_m, p.long_m, p.height_m], cls.size_min, cls.size_max)
+        else:
+            size = np.clip([size[0], size[1], p.height_m], cls.size_min, cls.size_max)
+        axis, to_road = street.axis_and_road_side(p.xy)
+        footprint_axis = p.axis if p.long_m > 1.5 * p.short_m else axis
+        if footprint_axis @ axis < 0:
+            footprint_axis = -footprint_axis
+        yaw, source = orient(category, footprint_axis, to_road)
+        xy = p.xy
+        missing = min(size[:2]) - p.short_m
+        if missing > 0 and cls.l1 != "vegetation":  # only the near face was seen: move back
+            across = np.array([-p.axis[1], p.axis[0]])
+            nearest = street.path[int(np.argmin(np.linalg.norm(street.path - p.xy, axis=1)))]
+            xy = p.xy + (np.sign((p.xy - nearest) @ across) or 1.0) * 0.5 * missing * across
+        taken.append(xy)
+        out.append(
+            LiftedObject(
+                track_id=PROPOSAL_TRACK_BASE + len(out),
+                category=category,
+                label="dense points",
+                score=cfg.score * min(1.0, p.points / 500.0),
+                position=(float(xy[0]), float(xy[1]), 0.0),
+                yaw=float(yaw),
+                yaw_source=source,
+                size=tuple(float(s) for s in size),
+                observations=p.keyframes,
+                spread_m=0.0,
+            )
+        )
+    return out
+
+
+def add_proposals(
+    lifted: LiftedObjects,
+    recon: Reconstruction,
+    images: Mapping[int, np.ndarray],
+    road_xy: np.ndarray | None,
+    cfg: ProposalCfg,
+) -> LiftedObjects:
+    """``lifted`` plus the proposal objects of the keyframes' dense points (module docstring); a
+    single view (no second pose) or ``cfg.enabled = False`` adds nothing."""
+    path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
+    if not cfg.enabled or len(path) < 2:
+        return lifted
+    proposals = find_proposals(dense_cloud(recon, images, cfg.depth), cfg)
+    street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
+    added = proposal_objects(proposals, list(lifted.objects), street, cfg)
+    counts = {**lifted.dropped, "proposals_unnamed": len(proposals) - len(added)}
+    return dataclasses.replace(lifted, objects=lifted.objects + tuple(added), dropped=counts)

@@ -1,0 +1,140 @@
+"""Dense 3D points from posed keyframes: optical flow triangulated, kept where two partners agree.
+
+Sparse SfM points are too few on street furniture (a bench gets 0-5), so objects that no detector
+names leave no trace in them. Here every keyframe is matched densely (OpenCV DIS optical flow, with
+a forward-backward check) to its two nearest registered neighbours whose camera centre lies
+``min_baseline_m``..``max_baseline_m`` away. Each flow is triangulated with the two known poses
+(``cv2.triangulatePoints``) and a pixel's point is kept when both reprojection errors are small, the
+rays meet at a usable angle, and the two partners give the same depth within ``agree_rel``: flow
+errors at occlusion edges differ between partners, so the streaks they leave do not survive.
+
+Why by hand: OpenCV gives the flow and the triangulation; the choice of partners and the two-partner
+consistency test are a few lines that no library we use offers for posed video keyframes (COLMAP's
+dense stereo needs CUDA).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import cv2
+import numpy as np
+
+from urbanverse.recon.geometry import world_from_camera
+from urbanverse.recon.record import Reconstruction
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DepthParams:
+    """Dense matching: ``scale`` of the working resolution the flow runs at; every ``step``-th pixel
+    (at that scale) is triangulated. Thresholds in pixels at the flow's scale, metres and degrees."""
+
+    scale: float = 0.5
+    step: int = 2
+    min_baseline_m: float = 0.3
+    max_baseline_m: float = 4.0
+    max_flow_error_px: float = 1.0
+    max_reprojection_px: float = 1.0
+    min_angle_deg: float = 1.5
+    min_depth_m: float = 0.5
+    max_depth_m: float = 25.0
+    agree_rel: float = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class DenseCloud:
+    """World points ``xyz (N, 3)`` (m), their colours ``rgb (N, 3)`` uint8 and the keyframe each
+    came from ``keyframe (N,)``."""
+
+    xyz: np.ndarray
+    rgb: np.ndarray
+    keyframe: np.ndarray
+
+
+def _projection(recon: Reconstruction, keyframe: int, k: np.ndarray) -> np.ndarray:
+    m = world_from_camera(recon, keyframe)
+    rot, centre = m[:3, :3], m[:3, 3]
+    return k @ np.hstack([rot.T, (-rot.T @ centre)[:, None]])
+
+
+def _flow_depth(
+    recon: Reconstruction, a: int, b: int, gray_a: np.ndarray, gray_b: np.ndarray, p: DepthParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points ``(N, 3)`` triangulated at the grid pixels of keyframe ``a`` against keyframe ``b`` and
+    their depths ``(N,)`` in ``a`` (m); NaN where a check fails. Grays are at the flow's scale."""
+    k = np.array(recon.intrinsics.matrix(), dtype=float) * np.array([[p.scale], [p.scale], [1.0]])
+    h, w = gray_a.shape
+    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    forward, backward = dis.calc(gray_a, gray_b, None), dis.calc(gray_b, gray_a, None)
+    rows, cols = np.mgrid[0 : h : p.step, 0 : w : p.step]
+    rows, cols = rows.ravel(), cols.ravel()
+    src = np.stack([cols, rows], axis=1).astype(np.float64)
+    dst = src + forward[rows, cols]
+    inside = (dst[:, 0] >= 0) & (dst[:, 0] <= w - 1) & (dst[:, 1] >= 0) & (dst[:, 1] <= h - 1)
+    back_at = np.clip(np.round(dst).astype(int), 0, [w - 1, h - 1])
+    round_trip = np.linalg.norm(dst + backward[back_at[:, 1], back_at[:, 0]] - src, axis=1)
+    homogeneous = cv2.triangulatePoints(_projection(recon, a, k), _projection(recon, b, k), src.T, dst.T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        xyz = (homogeneous[:3] / homogeneous[3]).T
+    ok = inside & (round_trip < p.max_flow_error_px) & np.isfinite(xyz).all(axis=1)
+    depths, rays = [], []
+    for index, uv in ((a, src), (b, dst)):
+        m = world_from_camera(recon, index)
+        cam = (xyz - m[:3, 3]) @ m[:3, :3]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pix = (cam @ k.T)[:, :2] / cam[:, 2:3]
+        ok &= (cam[:, 2] > p.min_depth_m) & (np.linalg.norm(pix - uv, axis=1) < p.max_reprojection_px)
+        depths.append(cam[:, 2])
+        rays.append(xyz - m[:3, 3])
+    cos_angle = np.sum(rays[0] * rays[1], axis=1) / np.maximum(
+        np.linalg.norm(rays[0], axis=1) * np.linalg.norm(rays[1], axis=1), 1e-12
+    )
+    ok &= (depths[0] < p.max_depth_m) & (cos_angle < np.cos(np.radians(p.min_angle_deg)))
+    xyz[~ok] = np.nan
+    return xyz, np.where(ok, depths[0], np.nan)
+
+
+def partners(recon: Reconstruction, keyframe: int, p: DepthParams, count: int = 2) -> list[int]:
+    """The ``count`` registered keyframes nearest in time to ``keyframe`` whose camera centre lies
+    ``min_baseline_m``..``max_baseline_m`` from its own."""
+    centre = world_from_camera(recon, keyframe)[:3, 3]
+    near = [
+        kf.index
+        for kf in recon.registered
+        if kf.index != keyframe
+        and p.min_baseline_m <= np.linalg.norm(np.asarray(kf.position) - centre) <= p.max_baseline_m
+    ]
+    return sorted(near, key=lambda i: (abs(i - keyframe), i))[:count]
+
+
+def dense_cloud(
+    recon: Reconstruction, images: Mapping[int, np.ndarray], p: DepthParams | None = None
+) -> DenseCloud:
+    """The two-partner-consistent dense points of every registered keyframe with ``(H, W, 3)`` uint8
+    RGB image in ``images`` (keyed by keyframe index, working resolution)."""
+    p = p or DepthParams()
+    grays: dict[int, np.ndarray] = {}
+
+    def gray(index: int) -> np.ndarray:
+        if index not in grays:
+            rgb = images[index]
+            size = (max(1, round(rgb.shape[1] * p.scale)), max(1, round(rgb.shape[0] * p.scale)))
+            gray_full = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+            grays[index] = cv2.resize(gray_full, size, interpolation=cv2.INTER_AREA)
+        return grays[index]
+
+    xyz, rgb, owner = [np.zeros((0, 3))], [np.zeros((0, 3), np.uint8)], [np.zeros(0, int)]
+    for kf in recon.registered:
+        pair = [b for b in partners(recon, kf.index, p) if b in images]
+        if kf.index not in images or len(pair) < 2:
+            continue
+        (x1, d1), (x2, d2) = (_flow_depth(recon, kf.index, b, gray(kf.index), gray(b), p) for b in pair)
+        with np.errstate(invalid="ignore"):
+            agree = np.abs(d1 - d2) < p.agree_rel * np.fmin(d1, d2)
+        small = cv2.resize(images[kf.index], gray(kf.index).shape[::-1], interpolation=cv2.INTER_AREA)
+        colours = small[:: p.step, :: p.step].reshape(-1, 3)
+        xyz.append((x1[agree] + x2[agree]) / 2)
+        rgb.append(colours[agree])
+        owner.append(np.full(int(agree.sum()), kf.index))
+    return DenseCloud(np.concatenate(xyz), np.concatenate(rgb), np.concatenate(owner))

@@ -5,7 +5,8 @@ every bench, bin or parked car stands out of the ground in the dense points of
 :func:`urbanverse.recon.depth.dense_cloud`. Points between ``min_height_m`` and ``max_height_m``
 above the ground plane are binned into a bird's-eye grid (``cell_m``); cells holding tall points
 that are not green (facades, walls, poles: no furniture is that tall) are set aside, so a bench is not
-joined to the facade behind it; the 8-connected components left are the proposals.
+joined to the facade behind it; the 8-connected components left are the proposals, but for those
+lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower rows).
 
 Each proposal gets a footprint (the minimum-area rectangle of its cells), a height (a high
 percentile of its points) and a green share. A class follows from shape alone, which the
@@ -47,6 +48,9 @@ from urbanverse.recon.record import Reconstruction
 
 #: Track ids of proposals start here (detector tracks count from 0).
 PROPOSAL_TRACK_BASE = 1_000_000
+#: Track labels of the colour and shape detectors (vegetation blobs, vertical strips): their class is
+#: a guess that a proposal's shape may overrule.
+SHAPE_DETECTOR_LABELS = frozenset({"tree", "shrub", "pole", "flagpole"})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -62,6 +66,8 @@ class ProposalCfg:
     min_points: int = 40
     min_keyframes: int = 2
     tall_m: float = 2.5
+    foot_cells: int = 1
+    max_foot_share: float = 0.3
     green_share: float = 0.2
     crown_min_height_m: float = 1.5
     car_length_m: tuple[float, float] = (3.0, 6.0)
@@ -108,13 +114,18 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     flat = np.ravel_multi_index(cell.T, shape)
     count = np.bincount(flat, minlength=np.prod(shape)).reshape(shape)
     tall = np.bincount(flat, weights=(xyz[:, 2] > cfg.tall_m) & ~green, minlength=count.size)
-    occupied = (count >= cfg.min_cell_points) & (tall.reshape(shape) == 0)
+    tall = tall.reshape(shape) > 0
+    occupied = (count >= cfg.min_cell_points) & ~tall
+    # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
+    foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
     labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
     point_label = labels.ravel()[flat]
     out = []
     for label in range(1, n + 1):
         member = point_label == label
         if member.sum() < cfg.min_points or len(np.unique(owner[member])) < cfg.min_keyframes:
+            continue
+        if foot[labels == label].mean() > cfg.max_foot_share:
             continue
         pts = xyz[member]
         centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
@@ -173,35 +184,73 @@ def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     return best if misfit <= cfg.max_misfit else None
 
 
-def proposal_objects(
-    proposals: list[Proposal], lifted: list[LiftedObject], street: StreetFrame, cfg: ProposalCfg
-) -> list[LiftedObject]:
-    """Lifted objects for the proposals that a class fits and no lifted object explains."""
-    out: list[LiftedObject] = []
-    taken = [np.asarray(o.position[:2]) for o in lifted]
-    for p in sorted(proposals, key=lambda q: -q.points):
-        if any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
-            continue
-        category = classify(p, cfg)
-        if category is None:
-            continue
-        cls = get_class(category)
-        size = mean_size(category)
+def _placed(p: Proposal, category: str, street: StreetFrame, size: np.ndarray | None = None):
+    """``(xy (2,), yaw, yaw source, size (3,))`` of a ``category`` object at proposal ``p``: the class's
+    mean footprint (a tree's measured crown) and the measured height, within the class's range; the
+    yaw as in lifting; the centre moved back by the missing half depth where only the near face was
+    seen. ``size``: a size already measured (by lifting), kept."""
+    cls = get_class(category)
+    if size is None:
+        mean = mean_size(category)
         if cls.l1 == "vegetation":
             size = np.clip([p.long_m, p.long_m, p.height_m], cls.size_min, cls.size_max)
         else:
-            size = np.clip([size[0], size[1], p.height_m], cls.size_min, cls.size_max)
-        axis, to_road = street.axis_and_road_side(p.xy)
-        footprint_axis = p.axis if p.long_m > 1.5 * p.short_m else axis
-        if footprint_axis @ axis < 0:
-            footprint_axis = -footprint_axis
-        yaw, source = orient(category, footprint_axis, to_road)
-        xy = p.xy
-        missing = min(size[:2]) - p.short_m
-        if missing > 0 and cls.l1 != "vegetation":  # only the near face was seen: move back
-            across = np.array([-p.axis[1], p.axis[0]])
-            nearest = street.path[int(np.argmin(np.linalg.norm(street.path - p.xy, axis=1)))]
-            xy = p.xy + (np.sign((p.xy - nearest) @ across) or 1.0) * 0.5 * missing * across
+            size = np.clip([mean[0], mean[1], p.height_m], cls.size_min, cls.size_max)
+    axis, to_road = street.axis_and_road_side(p.xy)
+    footprint_axis = p.axis if p.long_m > 1.5 * p.short_m else axis
+    yaw, source = orient(category, footprint_axis if footprint_axis @ axis >= 0 else -footprint_axis, to_road)
+    xy = p.xy
+    missing = min(size[:2]) - p.short_m
+    if missing > 0 and cls.l1 != "vegetation":  # only the near face was seen: move back
+        across = np.array([-p.axis[1], p.axis[0]])
+        nearest = street.path[int(np.argmin(np.linalg.norm(street.path - p.xy, axis=1)))]
+        xy = p.xy + (np.sign((p.xy - nearest) @ across) or 1.0) * 0.5 * missing * across
+    return xy, float(yaw), source, np.asarray(size, float)
+
+
+def refine_tracked(
+    lifted: list[LiftedObject], proposals: list[Proposal], street: StreetFrame, cfg: ProposalCfg
+) -> tuple[list[LiftedObject], list[Proposal]]:
+    """Lifted objects moved onto the proposal that explains each (the nearest within ``explained_m``,
+    nearest pairs first, one each), and the proposals left unexplained.
+
+    A proposal's centre is measured in 3D; a track's comes from box bottoms cast onto the ground, so
+    the proposal's wins. Where the track came from the colour and shape detectors
+    (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is neither green nor
+    unnamed, the proposal's class wins too: a wooden bench is no shrub.
+    """
+    centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
+    distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
+    out, used = list(lifted), set()
+    for flat in np.argsort(distance, axis=None) if distance.size else []:
+        i, j = np.unravel_index(flat, distance.shape)
+        if distance[i, j] >= cfg.explained_m:
+            break
+        if j in used or out[i] is not lifted[i]:
+            continue
+        used.add(j)
+        obj, p = lifted[i], proposals[j]
+        named = classify(p, cfg)
+        if obj.label.lower() in SHAPE_DETECTOR_LABELS and named and p.green < cfg.green_share:
+            xy, yaw, source, size = _placed(p, named, street)
+            obj = dataclasses.replace(obj, category=named, yaw=yaw, yaw_source=source, size=tuple(size))
+        else:
+            xy, *_ = _placed(p, obj.category, street, np.asarray(obj.size))
+        out[i] = dataclasses.replace(obj, position=(float(xy[0]), float(xy[1]), obj.position[2]))
+    return out, [p for j, p in enumerate(proposals) if j not in used]
+
+
+def proposal_objects(
+    proposals: list[Proposal], lifted: list[LiftedObject], street: StreetFrame, cfg: ProposalCfg
+) -> list[LiftedObject]:
+    """Lifted objects for the proposals that a class fits and no lifted object lies near."""
+    out: list[LiftedObject] = []
+    taken = [np.asarray(o.position[:2]) for o in lifted]
+    for p in sorted(proposals, key=lambda q: -q.points):
+        category = classify(p, cfg)
+        if category is None or any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
+            continue
+        xy, yaw, source, size = _placed(p, category, street)
         taken.append(xy)
         out.append(
             LiftedObject(
@@ -210,7 +259,7 @@ def proposal_objects(
                 label="dense points",
                 score=cfg.score * min(1.0, p.points / 500.0),
                 position=(float(xy[0]), float(xy[1]), 0.0),
-                yaw=float(yaw),
+                yaw=yaw,
                 yaw_source=source,
                 size=tuple(float(s) for s in size),
                 observations=p.keyframes,
@@ -234,6 +283,7 @@ def add_proposals(
         return lifted
     proposals = find_proposals(dense_cloud(recon, images, cfg.depth), cfg)
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
-    added = proposal_objects(proposals, list(lifted.objects), street, cfg)
-    counts = {**lifted.dropped, "proposals_unnamed": len(proposals) - len(added)}
-    return dataclasses.replace(lifted, objects=lifted.objects + tuple(added), dropped=counts)
+    tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)
+    added = proposal_objects(left, tracked, street, cfg)
+    counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
+    return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

@@ -4,6 +4,8 @@ not repeated."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,7 @@ from urbanverse.layout.proposals import (
     classify,
     find_proposals,
     proposal_objects,
+    refine_tracked,
 )
 from urbanverse.recon.depth import DenseCloud
 
@@ -109,3 +112,17 @@ def test_a_car_seen_by_its_near_side_only_moves_back_from_the_path() -> None:
     (car,) = proposal_objects(find_proposals(_cloud(near_side), cfg), [], STREET, cfg)
     assert car.category == "sedan"
     assert car.position[1] == pytest.approx(3.0 + (car.size[1] - 0.3) / 2, abs=0.25)
+
+
+def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed() -> None:
+    cfg = ProposalCfg()
+    props = find_proposals(
+        _cloud(_box((2.0, -2.0), (1.8, 0.5, 0.8), WOOD), _box((-4.0, 3.0), (4.6, 1.9, 1.5), (30, 30, 160))),
+        cfg,
+    )
+    shrub = dataclasses.replace(_lifted((2.8, -1.5), "shrub"), label="tree")  # a green-blob guess
+    car = dataclasses.replace(_lifted((-3.2, 3.6), "sedan"), label="car", track_id=2, size=(4.6, 1.9, 1.5))
+    (bench, sedan), left = refine_tracked([shrub, car], props, STREET, cfg)
+    assert left == []
+    assert bench.category == "bench" and bench.position[:2] == pytest.approx((2.0, -2.0), abs=0.2)
+    assert sedan.category == "sedan" and sedan.position[:2] == pytest.approx((-4.0, 3.0), abs=0.3)

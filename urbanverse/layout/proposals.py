@@ -8,8 +8,8 @@ that are not green (facades, walls, poles: no furniture is that tall) are set as
 joined to the facade behind it; the 8-connected components left are the proposals, but for those
 lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower rows).
 
-Each proposal gets a footprint (the minimum-area rectangle of its cells), a height (a high
-percentile of its points) and a green share. A class follows from shape alone, which the
+Each proposal gets a footprint (its points' principal axes and their 5-95 % spread along each), a
+height (a high percentile of its points) and a green share. A class follows from shape alone, which the
 taxonomy's size ranges support:
 
 - green above ``crown_min_height_m``: a tree, its kind from its proportions
@@ -18,10 +18,13 @@ taxonomy's size ranges support:
 - anything else: the first of ``furniture`` whose taxonomy size range the footprint and height fit
   best, in log-size distance (the order is the prior: the commonest sidewalk furniture first).
 
-A proposal within ``explained_m`` of an object lifted from a detector track adds nothing: the track
-names it better. Proposals take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`),
-and where only the near face was seen (the footprint thinner than the class's), the centre moves
-back by the missing half depth, away from the camera path.
+An object lifted from a detector track moves onto the nearest proposal within ``explained_m``
+(its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
+colour and shape detectors guessed it and the proposal's shape says otherwise
+(:func:`refine_tracked`). The proposals left become objects of their own. They take the yaw rules of
+lifting (:func:`urbanverse.layout.lift.orient`), and where only the near face was seen (the
+footprint thinner than the class's), the centre moves back by the missing half depth, away from the
+camera path.
 """
 
 from __future__ import annotations
@@ -164,7 +167,7 @@ def _misfit(category: str, long_m: float, height_m: float) -> float:
     hi = (max(cls.size_max[:2]), cls.size_max[2])
     return sum(
         max(0.0, math.log(low / value), math.log(value / high))
-        for value, low, high in zip((long_m, height_m), lo, hi, strict=True)
+        for value, low, high in zip((max(long_m, 0.01), max(height_m, 0.01)), lo, hi, strict=True)
     )
 
 

@@ -7,8 +7,8 @@ import cv2
 import numpy as np
 import pytest
 
-from tests.layout.test_offplane import STREET, _recon
-from tests.video.synth import StreetRenderer, camera_path
+from tests.layout.test_offplane import STREET
+from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.ground import GroundCfg, run_ground
 from urbanverse.perception.records import FrameDetections
 
@@ -18,7 +18,7 @@ def street_frames():
     poses = camera_path(STREET, np.arange(0.0, 6.0, 0.5))
     renderer = StreetRenderer(STREET)
     frames = [(i, np.ascontiguousarray(renderer.render(m)[..., ::-1])) for i, m in enumerate(poses)]
-    return frames, _recon(poses)
+    return frames, street_reconstruction(STREET, poses)
 
 
 def _ground(street_frames, tmp_path, cfg: GroundCfg):

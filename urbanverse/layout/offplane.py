@@ -24,22 +24,15 @@ import cv2
 import numpy as np
 import scipy.ndimage
 
-from urbanverse.recon.geometry import world_from_camera
+from urbanverse.recon.geometry import plane_homography, world_from_camera
 from urbanverse.recon.record import Reconstruction
 
 
 def ground_homography(recon: Reconstruction, a: int, b: int) -> np.ndarray:
     """3x3 homography taking a pixel of keyframe ``a`` to the pixel of keyframe ``b`` that sees the same
     point of the ground plane ``z = 0`` (working-resolution pixels)."""
-    k = recon.intrinsics.matrix()
-
-    def plane_to_image(keyframe: int) -> np.ndarray:
-        m = world_from_camera(recon, keyframe)
-        rot_t, centre = m[:3, :3].T, m[:3, 3]
-        # A plane point (x, y, 0) projects to K R^T ((x, y, 0) - c) = K R^T [e1 e2 -c] (x, y, 1).
-        return k @ rot_t @ np.column_stack([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], -centre])
-
-    return plane_to_image(b) @ np.linalg.inv(plane_to_image(a))
+    k = np.asarray(recon.intrinsics.matrix(), dtype=float)
+    return plane_homography(world_from_camera(recon, a), world_from_camera(recon, b), k)
 
 
 def parallax_residual(

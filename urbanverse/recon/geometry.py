@@ -62,6 +62,18 @@ def world_from_camera(recon: Reconstruction, keyframe: int) -> np.ndarray:
     return np.array(kf.world_from_camera, dtype=float)
 
 
+def plane_homography(m_a: np.ndarray, m_b: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """3x3 homography taking a pixel of camera ``m_a`` to the pixel of camera ``m_b`` (4x4
+    world_from_camera each, intrinsics ``k``) that sees the same point of the ground plane ``z = 0``."""
+
+    def plane_to_image(m: np.ndarray) -> np.ndarray:
+        rot_t, centre = m[:3, :3].T, m[:3, 3]
+        # A plane point (x, y, 0) projects to K R^T ((x, y, 0) - c) = K R^T [e1 e2 -c] (x, y, 1).
+        return k @ rot_t @ np.column_stack([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], -centre])
+
+    return plane_to_image(m_b) @ np.linalg.inv(plane_to_image(m_a))
+
+
 def camera_positions(recon: Reconstruction) -> tuple[np.ndarray, np.ndarray]:
     """``(indices (K,), positions (K, 3))`` of the registered keyframes, in metres."""
     regs = recon.registered

@@ -22,6 +22,7 @@ import numpy as np
 from urbanverse.errors import InputError
 from urbanverse.recon.align import Alignment, AlignParams, align_to_ground, up_prior
 from urbanverse.recon.dense import spread_pairs, sweep_ground
+from urbanverse.recon.extend import ExtendParams, extend_by_ground
 from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
@@ -87,6 +88,8 @@ class ReconCfg:
     max_speed_mps: float = 4.0
     """Mean camera speeds above this (or below 0.1 m/s) are reported as implausible in the warnings."""
     pitch_prior_deg: float = -5.0
+    extend: ExtendParams = dataclasses.field(default_factory=ExtendParams)
+    """Chaining the keyframes a model left out from their registered neighbours (``recon.extend``)."""
     """Single view without vertical lines: assumed camera pitch (negative looks down)."""
     seed: int = 0
 
@@ -291,8 +294,6 @@ def _from_raw(
     for kf in kfs.keyframes:
         m = al.apply_pose(raw.wfc[kf.index]) if kf.index in raw.wfc else None
         poses.append(make_pose(kf.index, kf.frame, kf.time_s, kf.image, m, int(n_obs[kf.index])))
-    if len(reg) < len(kfs.keyframes):
-        warnings.append(f"{len(kfs.keyframes) - len(reg)} of {len(kfs.keyframes)} keyframes not registered")
     low = [p.index for p in poses if p.registered and p.position is not None and p.position[2] < 0.2]
     if low:
         warnings.append(f"keyframes {low} end up less than 0.2 m above the ground plane (bad ground fit?)")
@@ -319,7 +320,7 @@ def _from_raw(
     )
     if abs(raw.fx / intr.fx - 1) > 0.25:
         warnings.append(f"bundle adjustment moved the focal length from {intr.fx:.0f} to {raw.fx:.0f} px")
-    return Reconstruction(
+    recon = Reconstruction(
         mode=mode,  # type: ignore[arg-type]
         intrinsics=refined,
         keyframes=tuple(poses),
@@ -330,8 +331,14 @@ def _from_raw(
         points_file=POINTS_FILE,
         num_points=len(points),
         mean_reprojection_error_px=raw.mean_reprojection_error_px,
-        warnings=tuple(warnings),
     )
+    recon, chained = extend_by_ground(recon, image_dir, cfg.extend)
+    if chained:
+        warnings.append(f"keyframes {chained} registered by chaining along the ground plane")
+    missing = len(kfs.keyframes) - len(recon.registered)
+    if missing:
+        warnings.append(f"{missing} of {len(kfs.keyframes)} keyframes not registered")
+    return dataclasses.replace(recon, warnings=tuple(warnings))
 
 
 def _swept_ground(

@@ -1,0 +1,64 @@
+"""Keyframes a model left out are chained from their registered neighbours along the ground plane,
+and a keyframe whose image does not continue the walk is not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
+from urbanverse.recon.extend import ExtendParams, extend_by_ground
+from urbanverse.recon.geometry import make_pose
+
+STREET = Street(width=480, height_px=270)
+ON = ExtendParams(enabled=True)
+
+
+@pytest.fixture(scope="module")
+def walk(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("keyframes")
+    poses = camera_path(STREET, np.array([1.0, 1.5, 2.0, 2.5, 3.0]))
+    renderer = StreetRenderer(STREET)
+    for i, m in enumerate(poses):
+        cv2.imwrite(str(folder / f"{i}.jpg"), renderer.render(m), [cv2.IMWRITE_JPEG_QUALITY, 100])
+    return folder, poses
+
+
+def _without(recon, missing: set[int]):
+    keyframes = tuple(
+        make_pose(k.index, k.frame, k.time_s, k.image, None) if k.index in missing else k
+        for k in recon.keyframes
+    )
+    return dataclasses.replace(recon, keyframes=keyframes)
+
+
+def test_the_head_and_tail_of_a_walk_are_chained_back(walk) -> None:
+    folder, poses = walk
+    partial = _without(street_reconstruction(STREET, poses), {0, 3, 4})
+    extended, added = extend_by_ground(partial, folder, ON)
+    assert added == [0, 3, 4]
+    for i in added:
+        assert extended.keyframes[i].position == pytest.approx(poses[i][:3, 3], abs=0.05)
+        assert extended.keyframes[i].yaw_rad == pytest.approx(
+            float(np.arctan2(poses[i][1, 2], poses[i][0, 2])), abs=np.radians(1.0)
+        )
+
+
+def test_an_image_that_does_not_continue_the_walk_is_left_out(walk, tmp_path) -> None:
+    folder, poses = walk
+    for i in range(5):
+        image = cv2.imread(str(folder / f"{i}.jpg"))
+        cv2.imwrite(str(tmp_path / f"{i}.jpg"), image[::-1] if i == 3 else image)  # 3: upside down
+    partial = _without(street_reconstruction(STREET, poses), {3, 4})
+    _, added = extend_by_ground(partial, tmp_path, ON)
+    assert added == []
+
+
+def test_off_by_default_and_nothing_to_do_when_all_are_registered(walk) -> None:
+    folder, poses = walk
+    partial = _without(street_reconstruction(STREET, poses), {4})
+    assert extend_by_ground(partial, folder)[1] == []
+    assert extend_by_ground(street_reconstruction(STREET, poses), folder, ON)[1] == []

@@ -36,7 +36,7 @@ class DepthParams:
     max_baseline_m: float = 4.0
     max_flow_error_px: float = 1.0
     max_reprojection_px: float = 1.0
-    min_angle_deg: float = 1.5
+    min_angle_deg: float = 0.5
     min_depth_m: float = 0.5
     max_depth_m: float = 25.0
     agree_rel: float = 0.05

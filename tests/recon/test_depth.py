@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
-from urbanverse.recon.depth import DepthParams, dense_cloud, partners
+from urbanverse.recon.depth import DepthParams, dense_cloud, midpoints, partners
 
 STREET = Street(width=480, height_px=270)
 #: The frames are half the pipeline's working size (960 x 540), so the flow runs at full size here.
@@ -58,3 +58,18 @@ def test_partners_are_the_nearest_in_time_within_the_baselines(walk) -> None:
     assert partners(recon, 1, DepthParams()) == [0, 2]
     assert partners(recon, 0, DepthParams(max_baseline_m=1.5)) == [1]
     assert partners(recon, 0, DepthParams(min_baseline_m=2.0)) == [2]
+
+
+def test_midpoints_recover_points_seen_by_two_cameras(walk) -> None:
+    poses, _ = walk
+    rng = np.random.default_rng(1)
+    points = np.c_[rng.uniform(5, 20, 100), rng.uniform(-4, 4, 100), rng.uniform(0, 6, 100)]
+    k = STREET.k
+
+    def pixels(m: np.ndarray) -> np.ndarray:
+        cam = (points - m[:3, 3]) @ m[:3, :3]
+        return (cam @ k.T)[:, :2] / cam[:, 2:3]
+
+    found = midpoints(poses[0], poses[2], k, pixels(poses[0]), pixels(poses[2]))
+    assert found == pytest.approx(points, abs=1e-6)
+    assert np.isnan(midpoints(poses[0], poses[0], k, pixels(poses[0]), pixels(poses[0]))).all()

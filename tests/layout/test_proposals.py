@@ -9,14 +9,17 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tests.video.synth import Street, camera_path, street_reconstruction
 from urbanverse.layout.lift import LiftedObject, StreetFrame
 from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
+    Proposal,
     ProposalCfg,
     classify,
     find_proposals,
     proposal_objects,
     refine_tracked,
+    top_cut,
 )
 from urbanverse.recon.depth import DenseCloud
 
@@ -56,7 +59,7 @@ def test_furniture_cars_and_trees_are_named_by_shape_and_colour() -> None:
         )
     )
     assert {"bench", "bollard", "sedan"} <= set(found)
-    assert found["bench"].long_m == pytest.approx(1.8, abs=0.3)
+    assert found["bench"].long_m == pytest.approx(0.7 * 1.8, abs=0.2)  # the 15-85 % core
     assert found["bench"].xy == pytest.approx([2.0, -2.0], abs=0.2)
     assert "young_street_tree" in found  # 4 m tall, crown under 2.5 m wide
 
@@ -126,3 +129,22 @@ def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed()
     assert left == []
     assert bench.category == "bench" and bench.position[:2] == pytest.approx((2.0, -2.0), abs=0.2)
     assert sedan.category == "sedan" and sedan.position[:2] == pytest.approx((-4.0, 3.0), abs=0.3)
+
+
+def test_a_crown_that_never_fitted_the_frame_is_cut_and_a_narrow_one_columnar() -> None:
+    street = Street(width=480, height_px=270)
+    poses = camera_path(street, np.array([1.0, 1.5]))  # walking along +x from x = 1.2 m, 1.6 m high
+    recon = street_reconstruction(street, poses)
+
+    def crown(x: float, height: float) -> Proposal:
+        return Proposal(
+            xy=np.array([x, 3.0]), long_m=1.2, short_m=1.0, axis=np.array([1.0, 0.0]), height_m=height,
+            green=0.8, points=500, owners=(0, 1),
+        )  # fmt: skip
+
+    near_tall, far_short = crown(4.0, 3.0), crown(14.0, 3.0)
+    assert top_cut(near_tall, recon, 0.3)  # 3-4 m off, the frame's top row reaches about 2.5 m
+    assert not top_cut(far_short, recon, 0.3)  # 13 m off it reaches about 4.5 m: the top was seen
+    cfg = ProposalCfg()
+    assert classify(dataclasses.replace(near_tall, top_cut=True), cfg) == "columnar_tree"
+    assert classify(far_short, cfg) == "young_street_tree"

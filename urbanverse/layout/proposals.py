@@ -8,12 +8,13 @@ that are not green (facades, walls, poles: no furniture is that tall) are set as
 joined to the facade behind it; the 8-connected components left are the proposals, but for those
 lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower rows).
 
-Each proposal gets a footprint (its points' principal axes and their 5-95 % spread along each), a
+Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points) and a green share. A class follows from shape alone, which the
 taxonomy's size ranges support:
 
 - green above ``crown_min_height_m``: a tree, its kind from its proportions
-  (:func:`urbanverse.layout.lift.tree_class_from_shape`); green but low: a shrub;
+  (:func:`urbanverse.layout.lift.tree_class_from_shape`), but a narrow crown whose top never fitted
+  the frame (:func:`top_cut`) is a columnar tree's; green but low: a shrub;
 - car-sized (length, height): a car; longer than ``max_length_m``: a wall or hedge, left out;
 - anything else: the first of ``furniture`` whose taxonomy size range the footprint and height fit
   best, in log-size distance (the order is the prior: the commonest sidewalk furniture first).
@@ -39,6 +40,7 @@ import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import (
+    YOUNG_MAX_WIDTH_M,
     LiftedObject,
     LiftedObjects,
     StreetFrame,
@@ -65,7 +67,7 @@ class ProposalCfg:
     min_height_m: float = 0.2
     max_height_m: float = 12.0
     min_cell_points: int = 2
-    extent_percentile: float = 5.0
+    extent_percentile: float = 15.0
     min_points: int = 40
     min_keyframes: int = 2
     tall_m: float = 2.5
@@ -73,6 +75,7 @@ class ProposalCfg:
     max_foot_share: float = 0.3
     green_share: float = 0.2
     crown_min_height_m: float = 1.5
+    top_margin_m: float = 0.3
     car_length_m: tuple[float, float] = (3.0, 6.0)
     car_height_m: tuple[float, float] = (1.0, 2.3)
     max_length_m: float = 6.0
@@ -86,7 +89,8 @@ class ProposalCfg:
 @dataclasses.dataclass(frozen=True)
 class Proposal:
     """A cluster of dense points: footprint centre ``xy (2,)``, long and short side (m), the long
-    side's direction ``axis (2,)``, height (m), green share of its points, point count, keyframes."""
+    side's direction ``axis (2,)``, height (m), green share of its points, point count, and the
+    keyframes its points came from."""
 
     xy: np.ndarray
     long_m: float
@@ -95,7 +99,9 @@ class Proposal:
     height_m: float
     green: float
     points: int
-    keyframes: int
+    owners: tuple[int, ...]
+    top_cut: bool = False
+    """The top was out of the frame in every keyframe that saw it: the height is a lower bound."""
 
 
 def _is_green(rgb: np.ndarray) -> np.ndarray:
@@ -141,7 +147,7 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
                 height_m=float(np.percentile(pts[:, 2], 98)),
                 green=float(green[member].mean()),
                 points=int(member.sum()),
-                keyframes=len(np.unique(owner[member])),
+                owners=tuple(int(i) for i in np.unique(owner[member])),
             )
         )
     return out
@@ -149,14 +155,37 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
 
 def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(centre (2,), long axis (2,), extents (long, short))`` of points ``xy (N, 2)`` (m): principal
-    axes, and the spread between the ``percentile`` and ``100 - percentile`` points along each
-    (robust to the stray points a cluster gathers; a minimum-area rectangle is not)."""
+    axes, and the spread between the ``percentile`` and ``100 - percentile`` points along each.
+
+    That is the cluster's dense core: depth noise draws a thin tail along the line of sight (a post
+    seen from 10 m spans 2 m), and stray points join; a minimum-area rectangle takes both in. The
+    core of an even spread is ``1 - 2 percentile / 100`` of its length (0.7 at 15 %): on the round
+    trip, classes from the core matched the truth more often than classes from the core scaled up
+    to a full length (24 against 18 of 69 matched objects, true poses).
+    """
     mean = xy.mean(axis=0)
     _, vectors = np.linalg.eigh(np.cov((xy - mean).T) + 1e-9 * np.eye(2))
     axes = vectors[:, ::-1].T  # long axis first
     along = (xy - mean) @ axes.T
     lo, hi = np.percentile(along, [percentile, 100.0 - percentile], axis=0)
     return mean + ((lo + hi) / 2) @ axes, axes[0], hi - lo
+
+
+def top_cut(p: Proposal, recon: Reconstruction, margin_m: float) -> bool:
+    """Whether the top of proposal ``p`` was above the frame in every keyframe its points came from:
+    its measured height is within ``margin_m`` of the highest point the frame's top row reaches at
+    the proposal's distance (camera height + distance x tan(pitch + half the vertical field of view)).
+    """
+    k = recon.intrinsics
+    above_axis = math.atan2(k.cy, k.fy)
+    reach = []
+    for index in p.owners:
+        kf = recon.keyframes[index]
+        if not kf.registered or kf.position is None or kf.pitch_rad is None:
+            continue
+        distance = float(np.linalg.norm(p.xy - np.asarray(kf.position[:2])))
+        reach.append(kf.position[2] + distance * math.tan(min(kf.pitch_rad + above_axis, 1.5)))
+    return bool(reach) and p.height_m >= max(reach) - margin_m
 
 
 def _misfit(category: str, long_m: float, height_m: float) -> float:
@@ -174,6 +203,10 @@ def _misfit(category: str, long_m: float, height_m: float) -> float:
 def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     """The taxonomy class a proposal's shape and colour fit, or None (a wall, a pole, nothing near)."""
     if p.green >= cfg.green_share:
+        if p.top_cut and p.long_m < YOUNG_MAX_WIDTH_M:
+            # Never seen whole, though a young street tree's top fits the frame from a few metres
+            # off: a narrow crown that always ran out of the frame is a columnar tree's.
+            return "columnar_tree"
         if p.height_m >= cfg.crown_min_height_m:
             return tree_class_from_shape("broadleaf_tree", p.height_m, p.long_m)
         return "shrub"
@@ -187,23 +220,27 @@ def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     return best if misfit <= cfg.max_misfit else None
 
 
-def _placed(p: Proposal, category: str, street: StreetFrame, size: np.ndarray | None = None):
+def _placed(
+    p: Proposal, category: str, street: StreetFrame, cfg: ProposalCfg, size: np.ndarray | None = None
+):
     """``(xy (2,), yaw, yaw source, size (3,))`` of a ``category`` object at proposal ``p``: the class's
     mean footprint (a tree's measured crown) and the measured height, within the class's range; the
     yaw as in lifting; the centre moved back by the missing half depth where only the near face was
     seen. ``size``: a size already measured (by lifting), kept."""
     cls = get_class(category)
+    core_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see _footprint)
     if size is None:
         mean = mean_size(category)
         if cls.l1 == "vegetation":
-            size = np.clip([p.long_m, p.long_m, p.height_m], cls.size_min, cls.size_max)
+            crown = p.long_m / core_share
+            size = np.clip([crown, crown, p.height_m], cls.size_min, cls.size_max)
         else:
             size = np.clip([mean[0], mean[1], p.height_m], cls.size_min, cls.size_max)
     axis, to_road = street.axis_and_road_side(p.xy)
     footprint_axis = p.axis if p.long_m > 1.5 * p.short_m else axis
     yaw, source = orient(category, footprint_axis if footprint_axis @ axis >= 0 else -footprint_axis, to_road)
     xy = p.xy
-    missing = min(size[:2]) - p.short_m
+    missing = min(size[:2]) - p.short_m / core_share
     if missing > 0 and cls.l1 != "vegetation":  # only the near face was seen: move back
         across = np.array([-p.axis[1], p.axis[0]])
         nearest = street.path[int(np.argmin(np.linalg.norm(street.path - p.xy, axis=1)))]
@@ -235,10 +272,10 @@ def refine_tracked(
         obj, p = lifted[i], proposals[j]
         named = classify(p, cfg)
         if obj.label.lower() in SHAPE_DETECTOR_LABELS and named and p.green < cfg.green_share:
-            xy, yaw, source, size = _placed(p, named, street)
+            xy, yaw, source, size = _placed(p, named, street, cfg)
             obj = dataclasses.replace(obj, category=named, yaw=yaw, yaw_source=source, size=tuple(size))
         else:
-            xy, *_ = _placed(p, obj.category, street, np.asarray(obj.size))
+            xy, *_ = _placed(p, obj.category, street, cfg, np.asarray(obj.size))
         out[i] = dataclasses.replace(obj, position=(float(xy[0]), float(xy[1]), obj.position[2]))
     return out, [p for j, p in enumerate(proposals) if j not in used]
 
@@ -253,7 +290,7 @@ def proposal_objects(
         category = classify(p, cfg)
         if category is None or any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
             continue
-        xy, yaw, source, size = _placed(p, category, street)
+        xy, yaw, source, size = _placed(p, category, street, cfg)
         taken.append(xy)
         out.append(
             LiftedObject(
@@ -265,7 +302,7 @@ def proposal_objects(
                 yaw=yaw,
                 yaw_source=source,
                 size=tuple(float(s) for s in size),
-                observations=p.keyframes,
+                observations=len(p.owners),
                 spread_m=0.0,
             )
         )
@@ -284,7 +321,10 @@ def add_proposals(
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
-    proposals = find_proposals(dense_cloud(recon, images, cfg.depth), cfg)
+    proposals = [
+        dataclasses.replace(p, top_cut=top_cut(p, recon, cfg.top_margin_m))
+        for p in find_proposals(dense_cloud(recon, images, cfg.depth), cfg)
+    ]
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
     tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)
     added = proposal_objects(left, tracked, street, cfg)

@@ -88,9 +88,9 @@ class ReconCfg:
     max_speed_mps: float = 4.0
     """Mean camera speeds above this (or below 0.1 m/s) are reported as implausible in the warnings."""
     pitch_prior_deg: float = -5.0
+    """Single view without vertical lines: assumed camera pitch (negative looks down)."""
     extend: ExtendParams = dataclasses.field(default_factory=ExtendParams)
     """Chaining the keyframes a model left out from their registered neighbours (``recon.extend``)."""
-    """Single view without vertical lines: assumed camera pitch (negative looks down)."""
     seed: int = 0
 
     def __post_init__(self) -> None:

@@ -25,7 +25,7 @@ from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import StageRunner, config_hash
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
-from urbanverse.layout.proposals import ProposalCfg, add_proposals
+from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.records import (
     DETECTIONS_FILE,
@@ -243,6 +243,7 @@ def run_gen(
             "detections": sum(len(f.detections) for f in dets.frames),
             "tracks": len(tracks.tracks),
             "objects": len(load_scene(out_dir).objects),
+            "objects_from_dense_points": sum(o.label == PROPOSAL_LABEL for o in lifted.objects),
             "ground_regions": len(layout.regions),
             "physics_fixes": len(notes.get("fixes", [])),
         },

@@ -53,6 +53,8 @@ from urbanverse.recon.record import Reconstruction
 
 #: Track ids of proposals start here (detector tracks count from 0).
 PROPOSAL_TRACK_BASE = 1_000_000
+#: The ``label`` of an object found by a proposal alone.
+PROPOSAL_LABEL = "dense points"
 #: Track labels of the colour and shape detectors (vegetation blobs, vertical strips): their class is
 #: a guess that a proposal's shape may overrule.
 SHAPE_DETECTOR_LABELS = frozenset({"tree", "shrub", "pole", "flagpole"})
@@ -296,7 +298,7 @@ def proposal_objects(
             LiftedObject(
                 track_id=PROPOSAL_TRACK_BASE + len(out),
                 category=category,
-                label="dense points",
+                label=PROPOSAL_LABEL,
                 score=cfg.score * min(1.0, p.points / 500.0),
                 position=(float(xy[0]), float(xy[1]), 0.0),
                 yaw=yaw,

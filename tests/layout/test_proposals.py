@@ -148,3 +148,8 @@ def test_a_crown_that_never_fitted_the_frame_is_cut_and_a_narrow_one_columnar() 
     cfg = ProposalCfg()
     assert classify(dataclasses.replace(near_tall, top_cut=True), cfg) == "columnar_tree"
     assert classify(far_short, cfg) == "young_street_tree"
+
+
+def test_no_points_no_proposals() -> None:
+    empty = DenseCloud(np.zeros((0, 3)), np.zeros((0, 3), np.uint8), np.zeros(0, int))
+    assert find_proposals(empty, ProposalCfg()) == []

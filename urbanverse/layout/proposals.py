@@ -116,9 +116,9 @@ def _is_green(rgb: np.ndarray) -> np.ndarray:
 def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     """Connected clusters of above-ground dense points in a bird's-eye grid (module docstring)."""
     keep = (cloud.xyz[:, 2] > cfg.min_height_m) & (cloud.xyz[:, 2] < cfg.max_height_m)
-    xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
-    if len(xyz) < cfg.min_points:
+    if keep.sum() < cfg.min_points:  # (a static camera's keyframes have no partners: no points)
         return []
+    xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
     origin = xyz[:, :2].min(axis=0)
     cell = np.floor((xyz[:, :2] - origin) / cfg.cell_m).astype(int)
     shape = tuple(cell.max(axis=0) + 1)

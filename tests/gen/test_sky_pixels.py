@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urbanverse.perception.records import FrameDetections
 from urbanverse.retrieval.stage import sky_pixels
-
-NO_DETECTIONS = FrameDetections(detectors=(), frames=())
 
 
 def test_sky_pixels_are_the_bright_top_of_each_frame():
@@ -15,12 +12,12 @@ def test_sky_pixels_are_the_bright_top_of_each_frame():
     frame[:10, :20] = 200  # bright half of the top tenth
     frame[:10, 20:] = 20
     frame[10:] = 255  # below the top tenth: never sky
-    pixels = sky_pixels([frame, frame], NO_DETECTIONS)
+    pixels = sky_pixels([frame, frame])
     assert len(pixels) == 2 * 10 * 20 and (pixels == 200).all()
 
 
 def test_sky_pixels_are_capped_evenly_over_the_frames():
     frames = [np.full((100, 1000, 3), value, np.uint8) for value in (100, 200)]
-    pixels = sky_pixels(frames, NO_DETECTIONS, max_pixels=1000)
+    pixels = sky_pixels(frames, max_pixels=1000)
     assert 900 <= len(pixels) <= 1000
     assert abs(int((pixels[:, 0] == 100).sum()) - int((pixels[:, 0] == 200).sum())) <= 1

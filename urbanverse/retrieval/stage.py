@@ -52,9 +52,7 @@ def _crop_colours(
     return out
 
 
-def sky_pixels(
-    images: Sequence[np.ndarray], detections: FrameDetections, max_pixels: int = 100_000
-) -> np.ndarray:
+def sky_pixels(images: Sequence[np.ndarray], max_pixels: int = 100_000) -> np.ndarray:
     """Bright pixels of the top tenth of each image (where the sky is in a walking video), ``(N, 3)``,
     every n-th one so that at most ``max_pixels`` remain: a colour histogram needs no more, and a 30 s
     tour at 720p gives about a million (3.7 s for the HSV histogram on a cold 2-core VM)."""
@@ -86,7 +84,7 @@ def run_retrieval(
         sample = ground_samples.get(kind)
         if sample is not None and len(sample):
             materials[kind] = match_ground(np.asarray(sample, np.uint8), tag=tag, k=1)[0][0]
-    pixels = sky_pixels(list(images.values()), detections)
+    pixels = sky_pixels(list(images.values()))
     sky, distance = match_sky(pixels, k=1)[0] if len(pixels) else (DEFAULT_SKY, 1.0)
     return Retrieval(
         cousins=CousinSet(objects=tuple(cousins)),

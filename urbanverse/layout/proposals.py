@@ -130,13 +130,17 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
     labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
+    foot_share = scipy.ndimage.mean(foot, labels, np.arange(1, n + 1)) if n else np.zeros(0)
     point_label = labels.ravel()[flat]
+    order = np.argsort(point_label, kind="stable")
+    bounds = np.searchsorted(point_label[order], np.arange(1, n + 2))
     out = []
     for label in range(1, n + 1):
-        member = point_label == label
-        if member.sum() < cfg.min_points or len(np.unique(owner[member])) < cfg.min_keyframes:
+        member = order[bounds[label - 1] : bounds[label]]  # the points of this cluster
+        owners = np.unique(owner[member])
+        if len(member) < cfg.min_points or len(owners) < cfg.min_keyframes:
             continue
-        if foot[labels == label].mean() > cfg.max_foot_share:
+        if foot_share[label - 1] > cfg.max_foot_share:
             continue
         pts = xyz[member]
         centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
@@ -148,8 +152,8 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
                 axis=axis,
                 height_m=float(np.percentile(pts[:, 2], 98)),
                 green=float(green[member].mean()),
-                points=int(member.sum()),
-                owners=tuple(int(i) for i in np.unique(owner[member])),
+                points=len(member),
+                owners=tuple(int(i) for i in owners),
             )
         )
     return out
@@ -263,14 +267,15 @@ def refine_tracked(
     """
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
-    out, used = list(lifted), set()
+    out, used, moved = list(lifted), set(), set()
     for flat in np.argsort(distance, axis=None) if distance.size else []:
         i, j = np.unravel_index(flat, distance.shape)
         if distance[i, j] >= cfg.explained_m:
             break
-        if j in used or out[i] is not lifted[i]:
+        if j in used or i in moved:
             continue
         used.add(j)
+        moved.add(i)
         obj, p = lifted[i], proposals[j]
         named = classify(p, cfg)
         if obj.label.lower() in SHAPE_DETECTOR_LABELS and named and p.green < cfg.green_share:

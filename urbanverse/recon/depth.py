@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import cv2
 import numpy as np
 
-from urbanverse.recon.geometry import world_from_camera
+from urbanverse.recon.geometry import project_with, world_from_camera
 from urbanverse.recon.record import Reconstruction
 
 
@@ -97,11 +97,9 @@ def _flow_depth(
     depths, rays = [], []
     for index, uv in ((a, src), (b, dst)):
         m = world_from_camera(recon, index)
-        cam = (xyz - m[:3, 3]) @ m[:3, :3]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pix = (cam @ k.T)[:, :2] / cam[:, 2:3]
-        ok &= (cam[:, 2] > p.min_depth_m) & (np.linalg.norm(pix - uv, axis=1) < p.max_reprojection_px)
-        depths.append(cam[:, 2])
+        pix, depth = project_with(m, k, xyz)
+        ok &= (depth > p.min_depth_m) & (np.linalg.norm(pix - uv, axis=1) < p.max_reprojection_px)
+        depths.append(depth)
         rays.append(xyz - m[:3, 3])
     cos_angle = np.sum(rays[0] * rays[1], axis=1) / np.maximum(
         np.linalg.norm(rays[0], axis=1) * np.linalg.norm(rays[1], axis=1), 1e-12

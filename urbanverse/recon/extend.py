@@ -25,7 +25,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from urbanverse.recon.geometry import make_pose, plane_homography
+from urbanverse.recon.geometry import cast_to_ground, make_pose, plane_homography, project_with
 from urbanverse.recon.record import Reconstruction
 
 
@@ -52,24 +52,11 @@ class ExtendParams:
 
 
 def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: float) -> np.ndarray:
-    """Where the rays through pixels ``uv (N, 2)`` of the camera ``m`` (4x4 world_from_camera) meet
-    the ground ``z = 0``; NaN rows above the horizon or beyond ``max_ground_m``."""
-    rays = np.c_[uv, np.ones(len(uv))] @ np.linalg.inv(k).T @ m[:3, :3].T
-    origin = m[:3, 3]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = -origin[2] / rays[:, 2]
-    points = origin + s[:, None] * rays
-    far = np.linalg.norm(points[:, :2] - origin[:2], axis=1)
-    ok = (rays[:, 2] < 0) & (s > 0) & (far <= max_ground_m)
-    points[~ok] = np.nan
+    """Where the rays through pixels ``uv (N, 2)`` of the camera ``m`` meet the ground ``z = 0``; NaN
+    rows above the horizon or farther than ``max_ground_m`` from the camera along the ground."""
+    points = cast_to_ground(m, k, uv)
+    points[np.linalg.norm(points[:, :2] - m[:3, 3][:2], axis=1) > max_ground_m] = np.nan
     return points
-
-
-def _project(m: np.ndarray, k: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Pixels ``(N, 2)`` of world points ``(N, 3)`` in the camera ``m`` (4x4 world_from_camera)."""
-    cam = (points - m[:3, 3]) @ m[:3, :3]
-    pix = cam @ k.T
-    return pix[:, :2] / pix[:, 2:3]
 
 
 def _step(
@@ -99,7 +86,7 @@ def _step(
     # Paving and zebra stripes repeat: tracks started at a's pixels lock onto the nearest repeat when
     # the camera walked a metre or more, so they start where the walk's pace would put them. A wide
     # window and a deep pyramid cover turns.
-    guess = _project(predicted, k, ground).astype(np.float32).reshape(-1, 1, 2)
+    guess = project_with(predicted, k, ground)[0].astype(np.float32).reshape(-1, 1, 2)
     lk = {"winSize": (31, 31), "maxLevel": 5}
     uv_b, ok, _ = cv2.calcOpticalFlowPyrLK(
         gray_a, gray_b, uv_a.reshape(-1, 1, 2), guess, flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk

@@ -82,22 +82,23 @@ def camera_positions(recon: Reconstruction) -> tuple[np.ndarray, np.ndarray]:
     return idx, pos
 
 
-def project(recon: Reconstruction, keyframe: int, points_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Project world points ``(N, 3)`` into keyframe ``keyframe``.
-
-    Returns ``(uv (N, 2), depth (N,))``: pixel coordinates at the working resolution and the depth along
-    the optical axis in metres. Points with ``depth <= 0`` are behind the camera; their ``uv`` is NaN.
-    """
+def project_with(m: np.ndarray, k: np.ndarray, points_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project world points ``(N, 3)`` with the camera ``m`` (4x4 world_from_camera) and intrinsics
+    ``k`` (3x3): ``(uv (N, 2), depth (N,))``, pixels and the depth along the optical axis (m). Points
+    with ``depth <= 0`` are behind the camera; their ``uv`` is NaN."""
     pts = np.asarray(points_w, dtype=float).reshape(-1, 3)
-    m = world_from_camera(recon, keyframe)
-    r, t = m[:3, :3], m[:3, 3]
-    pc = (pts - t) @ r  # = R^T (p - t), row-wise
-    k = recon.intrinsics
+    pc = (pts - m[:3, 3]) @ m[:3, :3]  # = R^T (p - t), row-wise
     depth = pc[:, 2]
     with np.errstate(divide="ignore", invalid="ignore"):
-        uv = np.stack([k.fx * pc[:, 0] / depth + k.cx, k.fy * pc[:, 1] / depth + k.cy], axis=1)
+        uv = (pc @ np.asarray(k, dtype=float).T)[:, :2] / depth[:, None]
     uv[depth <= 0] = np.nan
     return uv, depth
+
+
+def project(recon: Reconstruction, keyframe: int, points_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Project world points ``(N, 3)`` into keyframe ``keyframe`` (:func:`project_with`): pixels at the
+    working resolution and depths in metres; NaN pixels behind the camera."""
+    return project_with(world_from_camera(recon, keyframe), recon.intrinsics.matrix(), points_w)
 
 
 def pixel_rays(recon: Reconstruction, keyframe: int, uv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -113,6 +114,22 @@ def pixel_rays(recon: Reconstruction, keyframe: int, uv: np.ndarray) -> tuple[np
     return m[:3, 3].copy(), d_w / np.linalg.norm(d_w, axis=1, keepdims=True)
 
 
+def cast_to_ground(m: np.ndarray, k: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """Where the rays through pixels ``uv (N, 2)`` of the camera ``m`` (4x4 world_from_camera,
+    intrinsics ``k``) meet the ground plane ``z = 0``: ``(N, 3)`` world points, NaN rows for rays
+    that do not go down to it (at or above the horizon)."""
+    uv = np.asarray(uv, dtype=float).reshape(-1, 2)
+    dirs = np.c_[uv, np.ones(len(uv))] @ np.linalg.inv(np.asarray(k, dtype=float)).T @ m[:3, :3].T
+    origin = m[:3, 3]
+    out = np.full((len(uv), 3), np.nan)
+    down = dirs[:, 2] < -1e-12
+    s = -origin[2] / dirs[down, 2]
+    hit = np.flatnonzero(down)[s > 0]
+    out[hit] = origin + s[s > 0, None] * dirs[hit]
+    out[hit, 2] = 0.0
+    return out
+
+
 def pixel_to_ground(
     recon: Reconstruction, keyframe: int, uv: np.ndarray, max_distance_m: float = 200.0
 ) -> np.ndarray:
@@ -121,14 +138,9 @@ def pixel_to_ground(
     Returns ``(N, 3)`` world points (z = 0); rows are NaN where the ray does not go down to the ground
     (at or above the horizon) or meets it farther than ``max_distance_m`` from the camera.
     """
-    origin, dirs = pixel_rays(recon, keyframe, uv)
-    out = np.full((len(dirs), 3), np.nan)
-    down = dirs[:, 2] < -1e-9
-    s = np.full(len(dirs), np.inf)
-    s[down] = -origin[2] / dirs[down, 2]
-    ok = down & (s > 0) & (s <= max_distance_m)
-    out[ok] = origin + s[ok, None] * dirs[ok]
-    out[ok, 2] = 0.0
+    m = world_from_camera(recon, keyframe)
+    out = cast_to_ground(m, recon.intrinsics.matrix(), uv)
+    out[np.linalg.norm(out - m[:3, 3], axis=1) > max_distance_m] = np.nan
     return out
 
 

@@ -49,6 +49,11 @@ class SfmParams:
     max_models: int = 3
     attempts: int = 3
     accept_score: float = 0.5
+    refocus: bool = True
+    """When an attempt maps fewer than ``refocus_below`` of the keyframes plausibly, map once more with
+    the focal length that bundle adjustment finds on its plausible part (see ``_mapping_attempts``)."""
+    refocus_below: float = 0.9
+    refocus_min_change: float = 0.02
     abs_pose_min_inliers: int = 30
     ba_max_iterations: int = 30
     ba_global_ratio: float = 1.3
@@ -207,9 +212,15 @@ def _mapping_attempts(
     # initialisation and another seed. Features and matches are reused.
     variants = [(p.init_min_tri_angle_deg, p.seed), (2.0 * p.init_min_tri_angle_deg, p.seed + 1)]
     variants += [(1.5 * p.init_min_tri_angle_deg, p.seed + 2)]
+    variants = variants[: max(1, attempts)]
     best: tuple[float, object, list[int] | None] | None = None
-    for attempt, (angle, seed) in enumerate(variants[: max(1, attempts)]):
+    best_variant = variants[0]
+    refocused = not p.refocus
+    attempt = 0
+    while attempt < len(variants):
+        angle, seed = variants[attempt]
         rec = _map(pycolmap, db, image_dir, work / f"models{attempt}", names, p, angle, seed)
+        attempt += 1
         if rec is None:
             continue
         keep = None if consistent is None else consistent(_extract(rec, names))
@@ -223,12 +234,28 @@ def _mapping_attempts(
             value,
         )
         if best is None or value > best[0]:
-            best = (value, rec, keep)
-        if consistent is None or value >= p.accept_score * len(names):
+            best, best_variant = (value, rec, keep), (angle, seed)
+        if consistent is None:
+            break
+        if (
+            not refocused
+            and value < p.refocus_below * len(names)
+            and (focal := _self_calibrated_focal(pycolmap, best[1], best[2], names, p))
+        ):
+            # Mapping keeps the focal length fixed, and a prior that is off by some per cent bends a
+            # forward-moving path until the plausibility check cuts it. The focal that bundle
+            # adjustment finds on the plausible part becomes the prior of another attempt with the
+            # best initialisation so far (on the round-trip tours, a 10 % too long prior had cut
+            # walks at their turns; remapped, two of five tours mapped whole).
+            refocused = True
+            _set_focal(pycolmap, db, focal)
+            notes.append(f"SfM remapped with the focal length {focal:.0f} px that bundle adjustment found")
+            variants = [*variants[:attempt], best_variant, *variants[attempt:]][: max(2, len(variants))]
+            continue
+        if value >= p.accept_score * len(names):
             break
         notes.append(
-            f"SfM attempt {attempt + 1} ({features} SIFT): "
-            f"only {value:.0f} of {len(names)} keyframes plausible"
+            f"SfM attempt {attempt} ({features} SIFT): only {value:.0f} of {len(names)} keyframes plausible"
         )
     timings["sfm_map"] = timings.get("sfm_map", 0.0) + time.perf_counter() - t0
     return best
@@ -353,6 +380,46 @@ def _write_opencv_sift(pycolmap, db: Path, image_dir: Path, p: SfmParams) -> Non
             )
 
 
+def _self_calibrated_focal(
+    pycolmap, rec, keep: list[int] | None, names: list[str], p: SfmParams
+) -> float | None:
+    """The shared focal length (px) that bundle adjustment finds on the keyframes ``keep`` of ``rec``
+    (all registered ones when None); None when too few are left to refine it, or when it moves by less
+    than ``refocus_min_change`` or more than ``max_focal_change`` from the model's."""
+    trial = pycolmap.Reconstruction(rec)
+    if keep is not None:
+        _keep_only(trial, names, set(keep))
+    if trial.num_reg_images() < p.min_images_focal:
+        return None
+    f0 = float(next(iter(trial.cameras.values())).focal_length)
+    f1 = _focal_after_ba(pycolmap, trial, p)
+    return f1 if p.refocus_min_change <= abs(f1 / f0 - 1) <= p.max_focal_change else None
+
+
+def _focal_after_ba(pycolmap, rec, p: SfmParams) -> float:
+    """Global bundle adjustment of ``rec`` (in place) with the shared focal length free and a robust
+    loss; the focal length it ends with (px)."""
+    ba = pycolmap.BundleAdjustmentOptions()
+    ba.refine_focal_length = True
+    ba.refine_principal_point = False
+    ba.refine_extra_params = False
+    ba.print_summary = False
+    ba.ceres.loss_function_type = pycolmap.LossFunctionType.SOFT_L1
+    ba.ceres.solver_options.num_threads = 1 if p.deterministic else p.num_threads
+    pycolmap.bundle_adjustment(rec, ba)
+    return float(next(iter(rec.cameras.values())).focal_length)
+
+
+def _set_focal(pycolmap, db: Path, focal: float) -> None:
+    """Set the focal length of every camera in the COLMAP database ``db`` (SIMPLE_PINHOLE: f, cx, cy)."""
+    with pycolmap.Database.open(db) as database:
+        for camera in database.read_all_cameras():
+            params = np.asarray(camera.params, float).copy()
+            params[0] = focal
+            camera.params = params
+            database.update_camera(camera)
+
+
 def _refine_focal(pycolmap, rec, p: SfmParams, notes: list[str]):
     """Global bundle adjustment with the shared focal length free (robust loss); keeps the fixed-focal
     model when there are too few keyframes or the focal moves more than ``max_focal_change``."""
@@ -363,18 +430,9 @@ def _refine_focal(pycolmap, rec, p: SfmParams, notes: list[str]):
             f"{p.min_images_focal} needed to refine it)"
         )
         return rec
-    cam = next(iter(rec.cameras.values()))
-    f0 = float(cam.focal_length)
+    f0 = float(next(iter(rec.cameras.values())).focal_length)
     trial = pycolmap.Reconstruction(rec)
-    ba = pycolmap.BundleAdjustmentOptions()
-    ba.refine_focal_length = True
-    ba.refine_principal_point = False
-    ba.refine_extra_params = False
-    ba.print_summary = False
-    ba.ceres.loss_function_type = pycolmap.LossFunctionType.SOFT_L1
-    ba.ceres.solver_options.num_threads = 1 if p.deterministic else p.num_threads
-    pycolmap.bundle_adjustment(trial, ba)
-    f1 = float(next(iter(trial.cameras.values())).focal_length)
+    f1 = _focal_after_ba(pycolmap, trial, p)
     if abs(f1 / f0 - 1) > p.max_focal_change:
         notes.append(f"bundle adjustment wanted focal {f1:.0f} px (prior {f0:.0f} px); kept the prior")
         return rec

@@ -1,0 +1,48 @@
+"""SfM self-calibration: a model cut short is mapped again with the focal length that bundle adjustment
+finds on its plausible part (``SfmParams.refocus``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from tests.video.synth import Street
+from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
+
+
+def test_a_cut_model_is_remapped_with_the_focal_that_bundle_adjustment_finds(
+    walk_keyframes, tmp_path: Path
+) -> None:
+    kfs, image_dir, _ = walk_keyframes
+    true_f = float(Street().k[0, 0])
+    prior = dataclasses.replace(kfs.intrinsics, fx=1.1 * true_f, fy=1.1 * true_f)
+    names = [k.image for k in kfs.keyframes]
+    mapped_with: list[float] = []
+
+    def consistent(raw: RawReconstruction) -> list[int]:
+        # Stands in for the plausibility check: the first model counts as cut before its last keyframe.
+        mapped_with.append(raw.fx)
+        keep = sorted(raw.wfc)
+        return keep[:-1] if len(mapped_with) == 1 else keep
+
+    params = SfmParams(features="colmap", attempts=1, fallback_features=False, min_images_focal=4)
+    raw = run_sfm(image_dir, names, prior, tmp_path, params, consistent)
+    assert raw is not None and len(mapped_with) == 2
+    assert mapped_with[0] == 1.1 * true_f
+    assert abs(mapped_with[1] / true_f - 1) < 0.03, mapped_with
+    assert any("remapped with the focal length" in n for n in raw.notes)
+    assert len(raw.wfc) == len(names) and abs(raw.fx / true_f - 1) < 0.03
+
+
+def test_no_remap_when_the_model_is_whole(walk_keyframes, tmp_path: Path) -> None:
+    kfs, image_dir, _ = walk_keyframes
+    names = [k.image for k in kfs.keyframes]
+    calls: list[int] = []
+
+    def consistent(raw: RawReconstruction) -> list[int]:
+        calls.append(len(raw.wfc))
+        return sorted(raw.wfc)
+
+    raw = run_sfm(image_dir, names, kfs.intrinsics, tmp_path, SfmParams(features="colmap"), consistent)
+    assert raw is not None and len(calls) == 1
+    assert not any("remapped" in n for n in raw.notes)

@@ -87,7 +87,7 @@ def test_points_seen_from_one_keyframe_only_are_no_object() -> None:
 def _lifted(xy, category="bench") -> LiftedObject:
     return LiftedObject(
         track_id=1, category=category, label=category, score=0.9, position=(xy[0], xy[1], 0.0), yaw=0.0,
-        yaw_source="none", size=(0.6, 1.8, 0.8), observations=3, spread_m=0.1,
+        yaw_source="faces_street", size=(0.6, 1.8, 0.8), observations=3, spread_m=0.1,
     )  # fmt: skip
 
 

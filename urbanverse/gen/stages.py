@@ -11,13 +11,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from urbanverse.config import to_dict
+from urbanverse.errors import InputError
 from urbanverse.records import save_json
+
+log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 
@@ -50,11 +54,16 @@ class StageRunner:
         work = self.work_root / name
         entry = self.manifest.get(name)
         if self.resume and entry and entry.get("key") == key and (work / output).is_file():
-            self.cached.append(name)
-            self.seconds[name] = 0.0
-            if self.progress:
-                self.progress(name, "cached")
-            return load(work)
+            try:
+                result = load(work)
+            except InputError as exc:  # written by an older version whose records no longer validate
+                log.warning("%s: cached output unreadable (%s); running the stage again", name, exc)
+            else:
+                self.cached.append(name)
+                self.seconds[name] = 0.0
+                if self.progress:
+                    self.progress(name, "cached")
+                return result
         if self.progress:
             self.progress(name, "run")
         work.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ FACING_L2 = frozenset(
         "buildings", "facades", "small_buildings", "bicycle_parking",
     }
 )  # fmt: skip
-YawSource = Literal["street_axis", "side_on", "faces_street", "none"]
+YawSource = Literal["street_axis", "side_on", "faces_street", "square_to_street"]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -155,7 +155,9 @@ def orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float,
         return math.atan2(direction[1], direction[0]), "street_axis"
     if cls.l2 in FACING_L2:
         return math.atan2(to_road[1], to_road[0]), "faces_street"
-    return 0.0, "none"
+    # No front to turn: set square to the curb, as street furniture is laid out (a yaw of 0 would
+    # skew it by however the reconstruction's frame happens to lie).
+    return math.atan2(to_road[1], to_road[0]), "square_to_street"
 
 
 def _seen_side_on(views: list[TrackView], size: np.ndarray) -> bool:

@@ -14,7 +14,8 @@ taxonomy's size ranges support:
 
 - green above ``crown_min_height_m``: a tree, its kind from its proportions
   (:func:`urbanverse.layout.lift.tree_class_from_shape`), but a narrow crown whose top never fitted
-  the frame (:func:`top_cut`) is a columnar tree's; green but low: a shrub;
+  the frame (:func:`top_cut`) is a columnar tree's; low and mostly green (``shrub_green_share``): a
+  shrub (a trunk lowers a tree's green share, but painted furniture shows some green too);
 - car-sized (length, height): a car; longer than ``max_length_m``: a wall or hedge, left out;
 - anything else: the first of ``furniture`` whose taxonomy size range the footprint and height fit
   best, in log-size distance (the order is the prior: the commonest sidewalk furniture first).
@@ -76,6 +77,7 @@ class ProposalCfg:
     foot_cells: int = 1
     max_foot_share: float = 0.3
     green_share: float = 0.2
+    shrub_green_share: float = 0.5
     crown_min_height_m: float = 1.5
     top_margin_m: float = 0.3
     car_length_m: tuple[float, float] = (3.0, 6.0)
@@ -107,10 +109,11 @@ class Proposal:
 
 
 def _is_green(rgb: np.ndarray) -> np.ndarray:
-    """Vegetation-coloured points ``rgb (N, 3)`` uint8: hue 36-170 degrees (yellow-green to
-    blue-green) with some saturation and light (OpenCV HSV, H in 0..179)."""
+    """Vegetation-coloured points ``rgb (N, 3)`` uint8: hue 64-170 degrees (yellow-green to
+    blue-green; yellow, at 60, is a painted bin's) with some saturation and light (OpenCV HSV, H in
+    0..179)."""
     hsv = cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2HSV).reshape(-1, 3)
-    return (hsv[:, 0] >= 18) & (hsv[:, 0] <= 85) & (hsv[:, 1] >= 50) & (hsv[:, 2] >= 20)
+    return (hsv[:, 0] >= 32) & (hsv[:, 0] <= 85) & (hsv[:, 1] >= 50) & (hsv[:, 2] >= 20)
 
 
 def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
@@ -208,12 +211,13 @@ def _misfit(category: str, long_m: float, height_m: float) -> float:
 
 def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     """The taxonomy class a proposal's shape and colour fit, or None (a wall, a pole, nothing near)."""
-    if p.green >= cfg.green_share:
+    tall = p.height_m >= cfg.crown_min_height_m
+    if p.green >= (cfg.green_share if tall else cfg.shrub_green_share):
         if p.top_cut and p.long_m < YOUNG_MAX_WIDTH_M:
             # Never seen whole, though a young street tree's top fits the frame from a few metres
             # off: a narrow crown that always ran out of the frame is a columnar tree's.
             return "columnar_tree"
-        if p.height_m >= cfg.crown_min_height_m:
+        if tall:
             return tree_class_from_shape("broadleaf_tree", p.height_m, p.long_m)
         return "shrub"
     if p.long_m > cfg.max_length_m:

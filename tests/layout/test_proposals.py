@@ -64,6 +64,18 @@ def test_furniture_cars_and_trees_are_named_by_shape_and_colour() -> None:
     assert "young_street_tree" in found  # 4 m tall, crown under 2.5 m wide
 
 
+def test_green_paint_and_yellow_bins_are_no_shrubs() -> None:
+    bench_wood = _box((2.0, -2.0), (1.8, 0.5, 0.8), WOOD, n=560)
+    bench_frame = _box((2.0, -2.0), (1.8, 0.5, 0.8), GREEN, n=240)  # a green-painted frame: 30 %
+    yellow_bin = _box((-3.0, -2.0), (0.6, 0.6, 1.0), (130, 125, 20))  # hue 58 degrees
+    shrub = _box((6.0, -2.0), (1.0, 1.0, 0.9), GREEN)
+    found = _by_class(_cloud(bench_wood, bench_frame, yellow_bin, shrub))
+    assert found["bench"].green == pytest.approx(0.3, abs=0.05)
+    assert found["shrub"].xy == pytest.approx([6.0, -2.0], abs=0.2)
+    (bin_class,) = [c for c, p in found.items() if p.xy[0] < -2]
+    assert bin_class not in ("shrub", None) and found[bin_class].green == 0.0
+
+
 def test_a_facade_is_left_out_and_the_bench_before_it_kept_apart() -> None:
     facade = _box((0.0, -5.0), (20.0, 0.3, 8.0), (150, 140, 130), n=8000)
     bench = _box((0.0, -4.2), (1.8, 0.5, 0.8), WOOD)

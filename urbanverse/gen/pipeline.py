@@ -23,6 +23,7 @@ from urbanverse.errors import InputError
 from urbanverse.gen.assemble import assemble_scene, curb_of
 from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import StageRunner, config_hash
+from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
 from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
@@ -244,6 +245,7 @@ def run_gen(
             "tracks": len(tracks.tracks),
             "objects": len(load_scene(out_dir).objects),
             "objects_from_dense_points": sum(o.label == PROPOSAL_LABEL for o in lifted.objects),
+            "building_facades": sum(o.label == FACADE_LABEL for o in lifted.objects),
             "ground_regions": len(layout.regions),
             "physics_fixes": len(notes.get("fixes", [])),
         },

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
     YOUNG_MAX_WIDTH_M,
     LiftedObject,
@@ -88,6 +89,7 @@ class ProposalCfg:
     max_misfit: float = 1.0
     score: float = 0.3
     depth: DepthParams = dataclasses.field(default_factory=DepthParams)
+    facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -332,12 +334,16 @@ def add_proposals(
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
+    cloud = dense_cloud(recon, images, cfg.depth)
     proposals = [
         dataclasses.replace(p, top_cut=top_cut(p, recon, cfg.top_margin_m))
-        for p in find_proposals(dense_cloud(recon, images, cfg.depth), cfg)
+        for p in find_proposals(cloud, cfg)
     ]
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
     tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)
     added = proposal_objects(left, tracked, street, cfg)
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
+    if cfg.facades.enabled:
+        facades = find_facades(cloud, path, _is_green(cloud.rgb), cfg.facades)
+        added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

@@ -1,0 +1,179 @@
+"""Building facades from the dense points that the object proposals set aside.
+
+:mod:`urbanverse.layout.proposals` leaves out cells holding tall points that are not green: facades,
+walls and poles. A walk sees a building only by its front, so a facade is what the points can give:
+the tall, non-green points in a bird's-eye grid (``cell_m``) are joined into 8-connected runs (across
+gaps of up to ``bridge_cells``), each run is cut where its colour changes along its length (the next
+building's brick or render: mean CIELAB colour of ``bin_m`` bins differing by more than
+``colour_step``) or where it breaks off, and each piece at least ``min_length_m`` long (poles and
+lamp posts are shorter) becomes a ``building_facade`` object: the piece's length (its
+``extent_percentile`` core: stray points reach past a facade's corners), the height its points
+reach, ``depth_m`` deep, its front on the piece's near face and turned to the camera path.
+
+What stands behind the front (a house's rooms, a courtyard) is not seen, so no deeper building class
+is guessed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import cv2
+import numpy as np
+import scipy.ndimage
+
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.lift import LiftedObject
+from urbanverse.recon.depth import DenseCloud
+
+#: The class a facade piece becomes.
+FACADE_CLASS = "building_facade"
+#: The ``label`` of a facade object.
+FACADE_LABEL = "dense points: facade"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class FacadeCfg:
+    """Facade parameters (m unless named otherwise); see the module docstring."""
+
+    enabled: bool = True
+    cell_m: float = 0.25
+    tall_m: float = 2.5
+    """Points above this (and not green) are facade points; no street furniture is that tall."""
+    max_height_m: float = 30.0
+    min_cell_points: int = 3
+    bridge_cells: int = 2
+    bin_m: float = 1.0
+    colour_step: float = 18.0
+    """CIELAB distance (L, a, b in 0..255 units, OpenCV's 8-bit scale) between the mean colours of
+    neighbouring bins that starts another building."""
+    min_length_m: float = 4.0
+    extent_percentile: float = 5.0
+    depth_m: float = 1.0
+    min_points: int = 200
+    min_keyframes: int = 2
+    score: float = 0.3
+
+
+@dataclasses.dataclass(frozen=True)
+class Facade:
+    """One building front: ``centre (2,)`` of its near face, unit ``axis (2,)`` along it, ``length_m``,
+    ``height_m`` reached by its points, and unit ``normal (2,)`` pointing out of the building."""
+
+    centre: np.ndarray
+    axis: np.ndarray
+    length_m: float
+    height_m: float
+    normal: np.ndarray
+    points: int
+    keyframes: int
+
+
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    return (
+        cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2LAB).reshape(-1, 3).astype(float)
+    )
+
+
+def _pieces(along: np.ndarray, lab: np.ndarray, cfg: FacadeCfg) -> list[np.ndarray]:
+    """Point index arrays of the pieces of one run: cut where a bin is empty or the mean colour of
+    neighbouring bins steps by more than ``colour_step``."""
+    bins = np.floor((along - along.min()) / cfg.bin_m).astype(int)
+    n = int(bins.max()) + 1
+    count = np.bincount(bins, minlength=n)
+    mean = np.stack([np.bincount(bins, weights=lab[:, c], minlength=n) for c in range(3)], axis=1)
+    mean /= np.maximum(count, 1)[:, None]
+    cut = np.zeros(n, bool)  # cut[i]: a new piece starts at bin i
+    for i in range(1, n):
+        cut[i] = count[i] == 0 or count[i - 1] == 0 or np.linalg.norm(mean[i] - mean[i - 1]) > cfg.colour_step
+    piece_of_bin = np.cumsum(cut)
+    piece = piece_of_bin[bins]
+    return [np.flatnonzero(piece == k) for k in np.unique(piece[count[bins] > 0])]
+
+
+def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: FacadeCfg) -> list[Facade]:
+    """The building fronts in the dense points ``cloud`` (module docstring); ``path (P, 2)``: the
+    camera path (m), ``green (N,)``: which points are vegetation-coloured."""
+    keep = (cloud.xyz[:, 2] > cfg.tall_m) & (cloud.xyz[:, 2] < cfg.max_height_m) & ~green
+    if keep.sum() < cfg.min_points:
+        return []
+    xyz, lab, owner = cloud.xyz[keep], _lab(cloud.rgb[keep]), cloud.keyframe[keep]
+    origin = xyz[:, :2].min(axis=0)
+    cell = np.floor((xyz[:, :2] - origin) / cfg.cell_m).astype(int)
+    shape = tuple(cell.max(axis=0) + 1)
+    flat = np.ravel_multi_index(cell.T, shape)
+    occupied = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape) >= cfg.min_cell_points
+    bridged = scipy.ndimage.binary_closing(occupied, np.ones((3, 3)), iterations=cfg.bridge_cells)
+    labels, n = scipy.ndimage.label(bridged | occupied, structure=np.ones((3, 3)))
+    point_label = np.where(occupied.ravel()[flat], labels.ravel()[flat], 0)
+    out = []
+    for label in range(1, n + 1):
+        member = np.flatnonzero(point_label == label)
+        if len(member) < cfg.min_points:
+            continue
+        xy = xyz[member, :2]
+        mean = xy.mean(axis=0)
+        _, vectors = np.linalg.eigh(np.cov((xy - mean).T) + 1e-9 * np.eye(2))
+        axis = vectors[:, 1]
+        along = (xy - mean) @ axis
+        if np.ptp(along) < cfg.min_length_m:
+            continue
+        for piece in _pieces(along, lab[member], cfg):
+            seen_from = len(np.unique(owner[member[piece]]))
+            if len(piece) < cfg.min_points or seen_from < cfg.min_keyframes:
+                continue
+            if facade := _facade(xyz[member[piece]], axis, path, cfg):
+                out.append(dataclasses.replace(facade, keyframes=seen_from))
+    return out
+
+
+def _facade(xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, cfg: FacadeCfg) -> Facade | None:
+    """The front of one piece of points ``xyz (N, 3)`` running along ``axis``; None when shorter than
+    ``min_length_m``."""
+    xy = xyz[:, :2]
+    mean = xy.mean(axis=0)
+    along = (xy - mean) @ axis
+    lo, hi = np.percentile(along, [cfg.extent_percentile, 100.0 - cfg.extent_percentile])
+    if hi - lo < cfg.min_length_m:
+        return None
+    normal = np.array([-axis[1], axis[0]])
+    nearest = path[int(np.argmin(np.linalg.norm(path - mean, axis=1)))]
+    if (nearest - mean) @ normal < 0:
+        normal = -normal
+    # The near face: most points lie on it; the far percentile would take in balconies and sills.
+    across = np.percentile((xy - mean) @ normal, 75.0)
+    return Facade(
+        centre=mean + 0.5 * (lo + hi) * axis + across * normal,
+        axis=axis,
+        length_m=float(hi - lo),
+        height_m=float(np.percentile(xyz[:, 2], 98)),
+        normal=normal,
+        points=len(xyz),
+        keyframes=0,
+    )
+
+
+def facade_objects(facades: list[Facade], first_track_id: int, cfg: FacadeCfg) -> list[LiftedObject]:
+    """Lifted ``building_facade`` objects for ``facades``; track ids count up from ``first_track_id``.
+    Size (depth, length, height) within the class's range; the front (+X) faces out of the building."""
+    cls = get_class(FACADE_CLASS)
+    out = []
+    for k, f in enumerate(sorted(facades, key=lambda f: -f.length_m)):
+        size = np.clip([cfg.depth_m, f.length_m, f.height_m], cls.size_min, cls.size_max)
+        xy = f.centre - 0.5 * size[0] * f.normal
+        out.append(
+            LiftedObject(
+                track_id=first_track_id + k,
+                category=FACADE_CLASS,
+                label=FACADE_LABEL,
+                score=cfg.score * min(1.0, f.points / 2000.0),
+                position=(float(xy[0]), float(xy[1]), 0.0),
+                yaw=math.atan2(f.normal[1], f.normal[0]),
+                yaw_source="faces_street",
+                size=tuple(float(s) for s in size),
+                observations=f.keyframes,
+                spread_m=0.0,
+            )
+        )
+    return out

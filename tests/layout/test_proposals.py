@@ -76,6 +76,14 @@ def test_green_paint_and_yellow_bins_are_no_shrubs() -> None:
     assert bin_class not in ("shrub", None) and found[bin_class].green == 0.0
 
 
+def test_a_planter_needs_plants() -> None:
+    size = (2.3, 2.3, 1.4)  # fits a planter's size range best
+    bare = _by_class(_cloud(_box((2.0, -3.0), size, GREY)))
+    planted = _by_class(_cloud(_box((2.0, -3.0), size, GREY, n=560), _box((2.0, -3.0), size, GREEN, n=240)))
+    assert "planter" not in bare and list(bare) != [None]
+    assert list(planted) == ["planter"]
+
+
 def test_a_facade_is_left_out_and_the_bench_before_it_kept_apart() -> None:
     facade = _box((0.0, -5.0), (20.0, 0.3, 8.0), (150, 140, 130), n=8000)
     bench = _box((0.0, -4.2), (1.8, 0.5, 0.8), WOOD)

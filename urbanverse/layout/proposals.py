@@ -18,7 +18,8 @@ taxonomy's size ranges support:
   shrub (a trunk lowers a tree's green share, but painted furniture shows some green too);
 - car-sized (length, height): a car; longer than ``max_length_m``: a wall or hedge, left out;
 - anything else: the first of ``furniture`` whose taxonomy size range the footprint and height fit
-  best, in log-size distance (the order is the prior: the commonest sidewalk furniture first).
+  best, in log-size distance (the order is the prior: the commonest sidewalk furniture first); a
+  planter only when some of the points are green.
 
 An object lifted from a detector track moves onto the nearest proposal within ``explained_m``
 (its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
@@ -60,6 +61,8 @@ PROPOSAL_LABEL = "dense points"
 #: Track labels of the colour and shape detectors (vegetation blobs, vertical strips): their class is
 #: a guess that a proposal's shape may overrule.
 SHAPE_DETECTOR_LABELS = frozenset({"tree", "shrub", "pole", "flagpole"})
+#: Furniture classes that hold plants: a proposal needs some green (``green_share``) to be one.
+PLANTED = frozenset({"planter"})
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -227,7 +230,9 @@ def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     lo, hi = cfg.car_length_m
     if lo <= p.long_m <= hi and cfg.car_height_m[0] <= p.height_m <= cfg.car_height_m[1]:
         return "sedan"
-    fits = [(_misfit(c, p.long_m, p.height_m), i, c) for i, c in enumerate(cfg.furniture)]
+    # A planter holds plants: a cluster with no green is some other furniture.
+    furniture = [c for c in cfg.furniture if p.green >= cfg.green_share or c not in PLANTED]
+    fits = [(_misfit(c, p.long_m, p.height_m), i, c) for i, c in enumerate(furniture)]
     misfit, _, best = min(fits)
     return best if misfit <= cfg.max_misfit else None
 

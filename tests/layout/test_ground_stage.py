@@ -11,6 +11,7 @@ from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.ground import GroundCfg, run_ground
 from urbanverse.perception.records import FrameDetections
+from urbanverse.recon.depth import dense_cloud
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +22,10 @@ def street_frames():
     return frames, street_reconstruction(STREET, poses)
 
 
-def _ground(street_frames, tmp_path, cfg: GroundCfg):
+def _ground(street_frames, tmp_path, cfg: GroundCfg, dense: bool = False):
     frames, recon = street_frames
-    return run_ground(frames, recon, FrameDetections(detectors=(), frames=()), tmp_path, cfg)
+    dense_xyz = dense_cloud(recon, dict(frames)).xyz if dense else None
+    return run_ground(frames, recon, FrameDetections(detectors=(), frames=()), tmp_path, cfg, None, dense_xyz)
 
 
 def _area_behind_walls(layout) -> float:
@@ -46,6 +48,13 @@ def test_facades_are_kept_out_of_the_ground(street_frames, tmp_path) -> None:
     assert _area_behind_walls(plain) > 20.0
     assert _area_behind_walls(checked) < 0.4 * _area_behind_walls(plain)
     assert sum(r.area_m2 for r in checked.regions) > 60.0
+
+
+def test_dense_points_keep_the_ground_behind_the_walls_out(street_frames, tmp_path) -> None:
+    plain = _ground(street_frames, tmp_path / "plain", GroundCfg(parallax_px=0))
+    dense = _ground(street_frames, tmp_path / "dense", GroundCfg(parallax_px=0), dense=True)
+    assert _area_behind_walls(dense) < 0.4 * _area_behind_walls(plain)
+    assert sum(r.area_m2 for r in dense.regions) > 60.0
 
 
 def test_the_ground_does_not_depend_on_opencvs_generator_state(street_frames, tmp_path) -> None:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
-from urbanverse.recon.depth import DepthParams, dense_cloud, midpoints, partners
+from urbanverse.errors import InputError
+from urbanverse.recon.depth import DepthParams, dense_cloud, load_cloud, midpoints, partners, save_cloud
 
 STREET = Street(width=480, height_px=270)
 #: The frames are half the pipeline's working size (960 x 540), so the flow runs at full size here.
@@ -73,3 +74,15 @@ def test_midpoints_recover_points_seen_by_two_cameras(walk) -> None:
     found = midpoints(poses[0], poses[2], k, pixels(poses[0]), pixels(poses[2]))
     assert found == pytest.approx(points, abs=1e-6)
     assert np.isnan(midpoints(poses[0], poses[0], k, pixels(poses[0]), pixels(poses[0]))).all()
+
+
+def test_a_saved_cloud_loads_back_and_a_broken_file_says_so(walk, tmp_path) -> None:
+    poses, images = walk
+    cloud = dense_cloud(street_reconstruction(STREET, poses), images, PARAMS)
+    save_cloud(cloud, tmp_path / "dense.npz")
+    back = load_cloud(tmp_path / "dense.npz")
+    assert np.abs(back.xyz - cloud.xyz).max() < 1e-5  # float32: well under a millimetre
+    assert (back.rgb == cloud.rgb).all() and (back.keyframe == cloud.keyframe).all()
+    (tmp_path / "broken.npz").write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(InputError, match="broken.npz: dense points missing or unreadable"):
+        load_cloud(tmp_path / "broken.npz")

@@ -38,6 +38,7 @@ from urbanverse.perception.records import (
 )
 from urbanverse.perception.track import TrackingCfg, run_tracking
 from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
+from urbanverse.recon.depth import DepthParams, dense_cloud, load_cloud, save_cloud
 from urbanverse.recon.geometry import load_points
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import ReconCfg, run_recon
@@ -49,6 +50,8 @@ from urbanverse.video.record import KEYFRAMES_FILE, KeyframeSet, load_keyframes
 from urbanverse.video.stage import VideoCfg, run_video
 
 REPORT_FILE = "report.json"
+#: The dense points, in the ground stage's work folder.
+DENSE_FILE = "dense.npz"
 ERROR_FILE = "error.json"
 
 
@@ -62,6 +65,9 @@ class GenCfg:
     recon: ReconCfg = dataclasses.field(default_factory=ReconCfg)
     ground: GroundCfg = dataclasses.field(default_factory=GroundCfg)
     lift: LiftCfg = dataclasses.field(default_factory=LiftCfg)
+    dense: DepthParams = dataclasses.field(default_factory=DepthParams)
+    """Dense points of the registered keyframes (``recon.depth``): the ground's free-space check and
+    the object proposals."""
     proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)
     cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
     physics_fix: bool = True
@@ -175,16 +181,21 @@ def run_gen(
         raise InputError(f"{source}: no camera pose could be recovered (no usable frames)")
     images = _images(frames)
     recon_work = out_dir / "work" / "04_recon"
-    ground_key = config_hash(recon_key, det_key, cfg.ground)
-    layout: GroundLayout = runner.run(
-        "05_ground",
-        ground_key,
-        "ground.json",
-        lambda w: _saved(
-            run_ground(list(images.items()), recon, dets, w, cfg.ground, load_points(recon, recon_work)),
+    ground_key = config_hash(recon_key, det_key, cfg.ground, cfg.dense)
+    ground_work = out_dir / "work" / "05_ground"
+
+    def ground(w: Path) -> GroundLayout:
+        # The dense points serve the free-space check here and the object proposals in lifting.
+        cloud = dense_cloud(recon, images, cfg.dense)
+        save_cloud(cloud, w / DENSE_FILE)
+        sparse = load_points(recon, recon_work)
+        return _saved(
+            run_ground(list(images.items()), recon, dets, w, cfg.ground, sparse, cloud.xyz),
             lambda g: save_json(g, w / "ground.json"),
-        ),
-        lambda w: load_record(GroundLayout, w / "ground.json"),
+        )
+
+    layout: GroundLayout = runner.run(
+        "05_ground", ground_key, "ground.json", ground, lambda w: load_record(GroundLayout, w / "ground.json")
     )
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
@@ -194,7 +205,7 @@ def run_gen(
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)
         objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface_height(layout, curb_of(layout)))
-        objects = add_proposals(objects, recon, images, road, cfg.proposals)
+        objects = add_proposals(objects, recon, load_cloud(ground_work / DENSE_FILE), road, cfg.proposals)
         save_json(objects, w / "objects.json")
         return objects
 

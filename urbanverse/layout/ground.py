@@ -137,15 +137,16 @@ def _splat(
     recon: Reconstruction,
     images: dict[int, np.ndarray],
     boxes: dict,
-    points: SparsePoints,
+    points_xyz: np.ndarray,
     cfg: GroundCfg,
 ):
-    """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over keyframes ``frames``."""
+    """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over keyframes ``frames``;
+    ``points_xyz (M, 3)``: 3D points whose tall ones are obstacles (free space)."""
     registered = [k.index for k in recon.registered if k.index in images]
-    z = points.xyz[:, 2]
+    z = points_xyz[:, 2]
     # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
     high = (cfg.obstacle_min_height_m > 0) & (z > cfg.obstacle_min_height_m) & (z < 25.0)
-    obstacles = points.xyz[high, :2]
+    obstacles = points_xyz[high, :2]
     xy, rgb = [], []
     for index in frames:
         image = images[index]
@@ -335,10 +336,14 @@ def run_ground(
     work_dir: Path,
     cfg: GroundCfg | None = None,
     points: SparsePoints | None = None,
+    dense_xyz: np.ndarray | None = None,
 ) -> GroundLayout:
     """Classify and vectorise the ground seen in ``frames`` ((keyframe index, RGB uint8 image) pairs).
 
-    ``points``: the reconstruction's sparse points (world frame), obstacles for the free-space check.
+    ``points``: the reconstruction's sparse points (world frame), and ``dense_xyz (N, 3)``: its dense
+    points (:func:`urbanverse.recon.depth.dense_cloud`), obstacles for the free-space check. The
+    dense points outline facades that the sparse ones leave full of holes: on the round-trip tours,
+    the ground behind house fronts had been cast onto the plane as road and crosswalk.
     """
     cfg = cfg or GroundCfg()
     # k-means starts and RANSAC samples draw from OpenCV's process-wide generator: seed it, so the
@@ -351,7 +356,10 @@ def run_ground(
     images = {i: im for i, im in frames if recon.keyframes[i].registered}
     step = max(1, len(images) // cfg.max_keyframes)
     boxes = {f.frame_index: [d.box for d in f.detections] for f in detections.frames}
-    xy, rgb = _splat(list(images)[::step], recon, images, boxes, points or empty_points(), cfg)
+    xyz = (points or empty_points()).xyz
+    if dense_xyz is not None:
+        xyz = np.concatenate([xyz, np.asarray(dense_xyz, float).reshape(-1, 3)])
+    xy, rgb = _splat(list(images)[::step], recon, images, boxes, xyz, cfg)
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     lo = np.minimum(xy.min(axis=0) if len(xy) else path.min(axis=0), path.min(axis=0)) - 1.0
     hi = np.maximum(xy.max(axis=0) if len(xy) else path.max(axis=0), path.max(axis=0)) + 1.0

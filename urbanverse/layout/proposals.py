@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
 
 import cv2
 import numpy as np
@@ -51,7 +50,7 @@ from urbanverse.layout.lift import (
     orient,
     tree_class_from_shape,
 )
-from urbanverse.recon.depth import DenseCloud, DepthParams, dense_cloud
+from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.record import Reconstruction
 
 #: Track ids of proposals start here (detector tracks count from 0).
@@ -91,7 +90,6 @@ class ProposalCfg:
     furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
     max_misfit: float = 1.0
     score: float = 0.3
-    depth: DepthParams = dataclasses.field(default_factory=DepthParams)
     facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
 
 
@@ -330,16 +328,16 @@ def proposal_objects(
 def add_proposals(
     lifted: LiftedObjects,
     recon: Reconstruction,
-    images: Mapping[int, np.ndarray],
+    cloud: DenseCloud,
     road_xy: np.ndarray | None,
     cfg: ProposalCfg,
 ) -> LiftedObjects:
-    """``lifted`` plus the proposal objects of the keyframes' dense points (module docstring); a
-    single view (no second pose) or ``cfg.enabled = False`` adds nothing."""
+    """``lifted`` plus the proposal objects of the keyframes' dense points ``cloud``
+    (:func:`urbanverse.recon.depth.dense_cloud`; module docstring); a single view (no second pose)
+    or ``cfg.enabled = False`` adds nothing."""
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
-    cloud = dense_cloud(recon, images, cfg.depth)
     proposals = [
         dataclasses.replace(p, top_cut=top_cut(p, recon, cfg.top_margin_m))
         for p in find_proposals(cloud, cfg)

@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import cv2
 import numpy as np
 
+from urbanverse.errors import InputError
 from urbanverse.recon.geometry import project_with, world_from_camera
 from urbanverse.recon.record import Reconstruction
+from urbanverse.records import atomic_path
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -52,6 +56,23 @@ class DenseCloud:
     xyz: np.ndarray
     rgb: np.ndarray
     keyframe: np.ndarray
+
+
+def save_cloud(cloud: DenseCloud, path: Path) -> None:
+    """Write ``cloud`` to the ``.npz`` file ``path`` (positions as float32: millimetres are plenty)."""
+    with atomic_path(Path(path)) as tmp:
+        np.savez(
+            tmp, xyz=cloud.xyz.astype(np.float32), rgb=cloud.rgb, keyframe=cloud.keyframe.astype(np.int32)
+        )
+
+
+def load_cloud(path: Path) -> DenseCloud:
+    """Read a cloud written by :func:`save_cloud` (``InputError`` when missing or unreadable)."""
+    try:
+        with np.load(Path(path)) as data:
+            return DenseCloud(data["xyz"].astype(float), data["rgb"], data["keyframe"].astype(int))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{path}: dense points missing or unreadable ({exc})") from None
 
 
 def midpoints(

@@ -250,6 +250,8 @@ def _mapping_attempts(
             refocused = True
             _set_focal(pycolmap, db, focal)
             notes.append(f"SfM remapped with the focal length {focal:.0f} px that bundle adjustment found")
+            # The remapping takes the next attempt's turn (the last variant drops out), but runs even
+            # when only one attempt was asked for.
             variants = [*variants[:attempt], best_variant, *variants[attempt:]][: max(2, len(variants))]
             continue
         if value >= p.accept_score * len(names):

@@ -62,6 +62,10 @@ class ReconCfg:
     """When SfM maps too few keyframes plausibly, retry on the other SIFT implementation's features."""
     sfm_attempts: int = 3
     """Mapping attempts (other initialisation and seed) while fewer than half the keyframes are plausible."""
+    sfm_refocus: bool = True
+    """When an attempt maps under 90 % of the keyframes plausibly, map once more with the focal length
+    that bundle adjustment finds on its plausible part (the field-of-view prior can be some per cent
+    off, and a forward walk mapped with a wrong fixed focal bends)."""
     sfm_overlap: int = 6
     """Sequential matching: each keyframe against the next ``overlap`` (plus quadratic strides)."""
     sfm_init_min_tri_angle_deg: float = 4.0
@@ -198,6 +202,7 @@ def run_recon(
             refine_focal=cfg.refine_focal,
             seed=cfg.seed,
             attempts=cfg.sfm_attempts,
+            refocus=cfg.sfm_refocus,
         )
         sfm_raw = run_sfm(
             image_dir,

@@ -3,8 +3,8 @@ scenes from the MP4s, and compare them with the truth.
 
 Modes: ``blind`` (gen sees only the video), ``true_poses`` (camera stage replaced by the tour's true
 poses), ``true_poses_boxes`` (and detection + tracking replaced by the true 2D boxes and identities):
-the drop from the last to the first shows where the error comes from. Prints a table per mode
-and, last, the blind line:
+the drop from the last to the first shows where the error comes from. Prints a table per mode (the
+median over tours), the totals over all tours per mode, and, last, the blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 """
@@ -93,6 +93,17 @@ def main() -> None:
     for mode in modes:
         means = [np.nanmedian([r[k] for r in results[mode]]) for k in METRICS]
         print(f"| {mode} | " + " | ".join(f"{v:.3f}" for v in means) + " |")
+    for mode in modes:  # the medians above weigh a tour with 3 matched objects like one with 30
+        r = results[mode]
+        seen, generated, matched = (sum(x[k] for x in r) for k in ("true_seen", "generated", "matched"))
+        hits = sum(x["recall_1m"] * x["true_seen"] for x in r)
+        near = sum(x["precision_1m"] * x["generated"] for x in r)
+        right = sum(x["cat_acc"] * x["matched"] for x in r)
+        print(
+            f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f}, "
+            f"precision_1m {near:.0f}/{generated:.0f} = {near / max(generated, 1):.3f}, "
+            f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
+        )
     blind = results.get("blind") or results[modes[0]]
     m = {k: float(np.nanmedian([r[k] for r in blind])) for k in METRICS}
     print(

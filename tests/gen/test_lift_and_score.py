@@ -58,6 +58,7 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert seen_objects(scene, gt)
     scores = compare_scenes(scene, scene, gt, aligned=True)
     assert scores["recall_1m"] == scores["precision_1m"] == scores["cat_acc"] == 1.0
+    assert scores["matched"] == scores["generated"] == len(scene.objects)
     assert scores["pos_err_m"] == 0.0 and scores["ground_iou"] == pytest.approx(1.0)
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)

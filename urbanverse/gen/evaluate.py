@@ -151,6 +151,7 @@ def compare_scenes(
         dist, pairs = np.zeros((len(gen), len(true))), []
     # Precision over everything generated (matching any true object); recall over the objects passed.
     within = [(r, c) for r, c in pairs if dist[r, c] <= 1.0]
+    out["matched"] = float(len(pairs))
     out["cat_acc"] = float(np.mean([gen[r][3] == true[c][3] for r, c in pairs])) if pairs else 0.0
     out["precision_1m"] = len(within) / len(gen) if gen else 0.0
     out["recall_1m"] = sum(c in seen for _, c in within) / len(seen) if seen else 0.0

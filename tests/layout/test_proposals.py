@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, camera_path, street_reconstruction
-from urbanverse.layout.lift import LiftedObject, StreetFrame
+from urbanverse.layout.lift import LiftedObject, LiftedObjects, StreetFrame
 from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
     Proposal,
     ProposalCfg,
+    add_proposals,
     classify,
     find_proposals,
     proposal_objects,
@@ -171,5 +172,10 @@ def test_a_crown_that_never_fitted_the_frame_is_cut_and_a_narrow_one_columnar() 
 
 
 def test_no_points_no_proposals() -> None:
+    # A static camera (vtest.avi) has no keyframe pair with a baseline: no dense points at all.
     empty = DenseCloud(np.zeros((0, 3)), np.zeros((0, 3), np.uint8), np.zeros(0, int))
     assert find_proposals(empty, ProposalCfg()) == []
+    street = Street()
+    recon = street_reconstruction(street, camera_path(street, np.array([1.0, 2.0])))
+    lifted = LiftedObjects(objects=(), dropped={})
+    assert add_proposals(lifted, recon, empty, None, ProposalCfg()).objects == ()

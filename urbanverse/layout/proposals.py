@@ -115,6 +115,8 @@ def _is_green(rgb: np.ndarray) -> np.ndarray:
     """Vegetation-coloured points ``rgb (N, 3)`` uint8: hue 64-170 degrees (yellow-green to
     blue-green; yellow, at 60, is a painted bin's) with some saturation and light (OpenCV HSV, H in
     0..179)."""
+    if len(rgb) == 0:  # (OpenCV refuses an empty image)
+        return np.zeros(0, bool)
     hsv = cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2HSV).reshape(-1, 3)
     return (hsv[:, 0] >= 32) & (hsv[:, 0] <= 85) & (hsv[:, 1] >= 50) & (hsv[:, 2] >= 20)
 

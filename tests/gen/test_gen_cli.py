@@ -85,3 +85,22 @@ def test_bad_input_exits_2_and_leaves_only_error_json(tmp_path, case):
 def test_unknown_setting_is_a_clear_error(walk_video, tmp_path):
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", "lift.nope=1"])
     assert result.exit_code == 2 and "nope" in result.output
+
+
+def test_a_static_camera_gives_a_single_view_scene(walk_video, tmp_path):
+    # No camera motion: one pose, no dense points (a case that once crashed the object proposals).
+    capture = cv2.VideoCapture(str(walk_video))
+    ok, frame = capture.read()
+    capture.release()
+    assert ok
+    still = tmp_path / "still.mp4"
+    writer = cv2.VideoWriter(str(still), cv2.VideoWriter_fourcc(*"mp4v"), 10.0, frame.shape[1::-1])
+    rng = np.random.default_rng(0)
+    for _ in range(30):  # 3 s; sensor noise, no motion
+        writer.write(np.clip(frame + rng.normal(0, 1.0, frame.shape), 0, 255).astype(np.uint8))
+    writer.release()
+    result = runner.invoke(app, ["gen", str(still), "-o", str(tmp_path / "scene"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "scene" / "report.json").read_text())
+    assert report["recon_mode"] == "single_view" and report["counts"]["ground_regions"] >= 1
+    assert load_scene(tmp_path / "scene").ground

@@ -123,14 +123,16 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
             seen_from = len(np.unique(owner[member[piece]]))
             if len(piece) < cfg.min_points or seen_from < cfg.min_keyframes:
                 continue
-            if facade := _facade(xyz[member[piece]], axis, path, cfg):
-                out.append(dataclasses.replace(facade, keyframes=seen_from))
+            if facade := _facade(xyz[member[piece]], axis, path, seen_from, cfg):
+                out.append(facade)
     return out
 
 
-def _facade(xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, cfg: FacadeCfg) -> Facade | None:
-    """The front of one piece of points ``xyz (N, 3)`` running along ``axis``; None when shorter than
-    ``min_length_m``."""
+def _facade(
+    xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, keyframes: int, cfg: FacadeCfg
+) -> Facade | None:
+    """The front of one piece of points ``xyz (N, 3)`` running along ``axis``, seen from ``keyframes``
+    keyframes; None when shorter than ``min_length_m``."""
     xy = xyz[:, :2]
     mean = xy.mean(axis=0)
     along = (xy - mean) @ axis
@@ -150,7 +152,7 @@ def _facade(xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, cfg: FacadeCfg)
         height_m=float(np.percentile(xyz[:, 2], 98)),
         normal=normal,
         points=len(xyz),
-        keyframes=0,
+        keyframes=keyframes,
     )
 
 

@@ -23,6 +23,7 @@ from urbanverse.layout.proposals import (
     top_cut,
 )
 from urbanverse.recon.depth import DenseCloud
+from urbanverse.recon.geometry import project
 
 GREY, GREEN, WOOD = (120, 120, 125), (50, 110, 40), (120, 80, 50)
 RNG = np.random.default_rng(0)
@@ -152,10 +153,22 @@ def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed()
     assert sedan.category == "sedan" and sedan.position[:2] == pytest.approx((-4.0, 3.0), abs=0.3)
 
 
-def test_a_crown_that_never_fitted_the_frame_is_cut_and_a_narrow_one_columnar() -> None:
+def test_a_crown_that_runs_out_of_the_frame_is_cut_and_a_narrow_one_columnar() -> None:
     street = Street(width=480, height_px=270)
     poses = camera_path(street, np.array([1.0, 1.5]))  # walking along +x from x = 1.2 m, 1.6 m high
     recon = street_reconstruction(street, poses)
+    sky = np.full((270, 480, 3), (170, 200, 230), np.uint8)
+    images = {0: sky.copy(), 1: sky.copy()}
+
+    def paint_crown(x: float, top: float) -> None:
+        """Foliage over the crown's box (1.2 m wide, 1.5 m up to ``top``) in both views."""
+        corners = np.array(
+            [[x + dx, 3.0 + dy, z] for dx in (-0.6, 0.6) for dy in (-0.6, 0.6) for z in (1.5, top)]
+        )
+        for i, image in images.items():
+            uv, _ = project(recon, i, corners)
+            (u0, v0), (u1, v1) = np.clip(uv.min(axis=0), 0, None), uv.max(axis=0)
+            image[int(v0) : int(v1) + 1, int(u0) : int(u1) + 1] = GREEN
 
     def crown(x: float, height: float) -> Proposal:
         return Proposal(
@@ -163,12 +176,16 @@ def test_a_crown_that_never_fitted_the_frame_is_cut_and_a_narrow_one_columnar() 
             green=0.8, points=500, owners=(0, 1),
         )  # fmt: skip
 
-    near_tall, far_short = crown(4.0, 3.0), crown(14.0, 3.0)
-    assert top_cut(near_tall, recon, 0.3)  # 3-4 m off, the frame's top row reaches about 2.5 m
-    assert not top_cut(far_short, recon, 0.3)  # 13 m off it reaches about 4.5 m: the top was seen
+    paint_crown(9.0, 12.0)  # a tall tree whose points stop at 3 m: foliage goes on up
+    paint_crown(16.0, 3.0)  # a small one, seen whole against the sky
     cfg = ProposalCfg()
-    assert classify(dataclasses.replace(near_tall, top_cut=True), cfg) == "columnar_tree"
-    assert classify(far_short, cfg) == "young_street_tree"
+    tall, small = crown(9.0, 3.0), crown(16.0, 3.0)
+    assert top_cut(tall, recon, images, cfg)
+    assert not top_cut(small, recon, images, cfg)
+    assert not top_cut(tall, recon, {0: sky, 1: sky}, cfg)  # no foliage above: the top was seen
+    assert top_cut(crown(9.0, 6.0), recon, {0: sky, 1: sky}, cfg)  # a top above the frame is cut
+    assert classify(dataclasses.replace(tall, top_cut=True), cfg) == "columnar_tree"
+    assert classify(small, cfg) == "young_street_tree"
 
 
 def test_no_points_no_proposals() -> None:
@@ -178,4 +195,4 @@ def test_no_points_no_proposals() -> None:
     street = Street()
     recon = street_reconstruction(street, camera_path(street, np.array([1.0, 2.0])))
     lifted = LiftedObjects(objects=(), dropped={})
-    assert add_proposals(lifted, recon, empty, None, ProposalCfg()).objects == ()
+    assert add_proposals(lifted, recon, empty, {}, None, ProposalCfg()).objects == ()

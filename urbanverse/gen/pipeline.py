@@ -205,7 +205,8 @@ def run_gen(
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)
         objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface_height(layout, curb_of(layout)))
-        objects = add_proposals(objects, recon, load_cloud(ground_work / DENSE_FILE), road, cfg.proposals)
+        cloud = load_cloud(ground_work / DENSE_FILE)
+        objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
         save_json(objects, w / "objects.json")
         return objects
 

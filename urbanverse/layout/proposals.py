@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 
 import cv2
 import numpy as np
@@ -52,6 +53,7 @@ from urbanverse.layout.lift import (
     tree_class_from_shape,
 )
 from urbanverse.recon.depth import DenseCloud
+from urbanverse.recon.geometry import project
 from urbanverse.recon.record import Reconstruction
 
 #: Track ids of proposals start here (detector tracks count from 0).
@@ -83,7 +85,8 @@ class ProposalCfg:
     green_share: float = 0.2
     shrub_green_share: float = 0.5
     crown_min_height_m: float = 1.5
-    top_margin_m: float = 0.3
+    top_views: int = 3
+    top_edge: float = 0.03
     car_length_m: tuple[float, float] = (3.0, 6.0)
     car_height_m: tuple[float, float] = (1.0, 2.3)
     max_length_m: float = 6.0
@@ -109,7 +112,8 @@ class Proposal:
     points: int
     owners: tuple[int, ...]
     top_cut: bool = False
-    """The top was out of the frame in every keyframe that saw it: the height is a lower bound."""
+    """The crown ran out of the frame in its nearest views (:func:`top_cut`): the height is a lower
+    bound."""
 
 
 def _is_green(rgb: np.ndarray) -> np.ndarray:
@@ -186,21 +190,33 @@ def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarra
     return mean + ((lo + hi) / 2) @ axes, axes[0], hi - lo
 
 
-def top_cut(p: Proposal, recon: Reconstruction, margin_m: float) -> bool:
-    """Whether the top of proposal ``p`` was above the frame in every keyframe its points came from:
-    its measured height is within ``margin_m`` of the highest point the frame's top row reaches at
-    the proposal's distance (camera height + distance x tan(pitch + half the vertical field of view)).
+def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray], cfg: ProposalCfg) -> bool:
+    """Whether the crown of proposal ``p`` runs out of the frame: in most of the ``top_views``
+    keyframes nearest to it (of those its points came from, RGB ``images`` at the working size), its
+    measured top projects into the frame's top ``top_edge`` rows, or the image above that point is
+    mostly foliage (over a strip half the crown wide). Then the measured height is a lower bound.
+
+    The image decides, not the points: dense points thin out towards a crown's top (flow fails
+    against the sky), so a tall tree's measured top can lie well below what its views show.
     """
     k = recon.intrinsics
-    above_axis = math.atan2(k.cy, k.fy)
-    reach = []
-    for index in p.owners:
-        kf = recon.keyframes[index]
-        if not kf.registered or kf.position is None or kf.pitch_rad is None:
+    views = sorted(
+        (i for i in p.owners if recon.keyframes[i].registered and i in images),
+        key=lambda i: float(np.linalg.norm(p.xy - np.asarray(recon.keyframes[i].position[:2]))),
+    )[: cfg.top_views]
+    votes = []
+    for index in views:
+        uv, depth = project(recon, index, np.array([[*p.xy, p.height_m]]))
+        u, v = uv[0]
+        if not (np.isfinite(u) and 0 <= u < k.width and v < k.height):
             continue
-        distance = float(np.linalg.norm(p.xy - np.asarray(kf.position[:2])))
-        reach.append(kf.position[2] + distance * math.tan(min(kf.pitch_rad + above_axis, 1.5)))
-    return bool(reach) and p.height_m >= max(reach) - margin_m
+        if v <= cfg.top_edge * k.height:
+            votes.append(True)
+            continue
+        half = max(2, round(0.25 * p.long_m * k.fx / max(float(depth[0]), 0.1)))
+        strip = images[index][: int(v), max(0, round(u) - half) : round(u) + half + 1]
+        votes.append(bool(strip.size) and _is_green(strip.reshape(-1, 3)).mean() > 0.5)
+    return 2 * sum(votes) > len(votes)
 
 
 def _misfit(category: str, long_m: float, height_m: float) -> float:
@@ -332,18 +348,19 @@ def add_proposals(
     lifted: LiftedObjects,
     recon: Reconstruction,
     cloud: DenseCloud,
+    images: Mapping[int, np.ndarray],
     road_xy: np.ndarray | None,
     cfg: ProposalCfg,
 ) -> LiftedObjects:
     """``lifted`` plus the proposal objects of the keyframes' dense points ``cloud``
-    (:func:`urbanverse.recon.depth.dense_cloud`; module docstring); a single view (no second pose)
-    or ``cfg.enabled = False`` adds nothing."""
+    (:func:`urbanverse.recon.depth.dense_cloud`; module docstring), with the keyframes' RGB
+    ``images`` (working size) for :func:`top_cut`; a single view (no second pose) or
+    ``cfg.enabled = False`` adds nothing."""
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
     proposals = [
-        dataclasses.replace(p, top_cut=top_cut(p, recon, cfg.top_margin_m))
-        for p in find_proposals(cloud, cfg)
+        dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in find_proposals(cloud, cfg)
     ]
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
     tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)

@@ -52,7 +52,10 @@ class FacadeCfg:
     extent_percentile: float = 5.0
     depth_m: float = 1.0
     min_points: int = 200
-    min_keyframes: int = 2
+    min_keyframes: int = 5
+    """A front is seen from many keyframes as the walk passes it; a run that few, far views saw is
+    more likely depth noise streaked along their rays (on the round-trip tours the real fronts came
+    from 7-15 keyframes, two slabs askew across a lot from 2 and 4)."""
     score: float = 0.3
 
 

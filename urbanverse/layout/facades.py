@@ -24,6 +24,7 @@ import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.lift import LiftedObject
 from urbanverse.recon.depth import DenseCloud
 
@@ -102,23 +103,18 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
     if keep.sum() < cfg.min_points:
         return []
     xyz, lab, owner = cloud.xyz[keep], _lab(cloud.rgb[keep]), cloud.keyframe[keep]
-    origin = xyz[:, :2].min(axis=0)
-    cell = np.floor((xyz[:, :2] - origin) / cfg.cell_m).astype(int)
-    shape = tuple(cell.max(axis=0) + 1)
-    flat = np.ravel_multi_index(cell.T, shape)
-    occupied = np.bincount(flat, minlength=int(np.prod(shape))).reshape(shape) >= cfg.min_cell_points
+    flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
+    occupied = cell_sums(flat, shape) >= cfg.min_cell_points
     bridged = scipy.ndimage.binary_closing(occupied, np.ones((3, 3)), iterations=cfg.bridge_cells)
     labels, n = scipy.ndimage.label(bridged | occupied, structure=np.ones((3, 3)))
     point_label = np.where(occupied.ravel()[flat], labels.ravel()[flat], 0)
     out = []
-    for label in range(1, n + 1):
-        member = np.flatnonzero(point_label == label)
+    for member in points_by_label(point_label, n):
         if len(member) < cfg.min_points:
             continue
         xy = xyz[member, :2]
-        mean = xy.mean(axis=0)
-        _, vectors = np.linalg.eigh(np.cov((xy - mean).T) + 1e-9 * np.eye(2))
-        axis = vectors[:, 1]
+        mean, axes = principal_axes(xy)
+        axis = axes[0]
         along = (xy - mean) @ axis
         if np.ptp(along) < cfg.min_length_m:
             continue

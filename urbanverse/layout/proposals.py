@@ -42,6 +42,7 @@ import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
     YOUNG_MAX_WIDTH_M,
@@ -132,24 +133,15 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     if keep.sum() < cfg.min_points:  # (a static camera's keyframes have no partners: no points)
         return []
     xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
-    origin = xyz[:, :2].min(axis=0)
-    cell = np.floor((xyz[:, :2] - origin) / cfg.cell_m).astype(int)
-    shape = tuple(cell.max(axis=0) + 1)
-    flat = np.ravel_multi_index(cell.T, shape)
-    count = np.bincount(flat, minlength=np.prod(shape)).reshape(shape)
-    tall = np.bincount(flat, weights=(xyz[:, 2] > cfg.tall_m) & ~green, minlength=count.size)
-    tall = tall.reshape(shape) > 0
-    occupied = (count >= cfg.min_cell_points) & ~tall
+    flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
+    tall = cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green) > 0
+    occupied = (cell_sums(flat, shape) >= cfg.min_cell_points) & ~tall
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
     labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
     foot_share = scipy.ndimage.mean(foot, labels, np.arange(1, n + 1)) if n else np.zeros(0)
-    point_label = labels.ravel()[flat]
-    order = np.argsort(point_label, kind="stable")
-    bounds = np.searchsorted(point_label[order], np.arange(1, n + 2))
     out = []
-    for label in range(1, n + 1):
-        member = order[bounds[label - 1] : bounds[label]]  # the points of this cluster
+    for label, member in enumerate(points_by_label(labels.ravel()[flat], n), start=1):
         owners = np.unique(owner[member])
         if len(member) < cfg.min_points or len(owners) < cfg.min_keyframes:
             continue
@@ -182,9 +174,7 @@ def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarra
     trip, classes from the core matched the truth more often than classes from the core scaled up
     to a full length (24 against 18 of 69 matched objects, true poses).
     """
-    mean = xy.mean(axis=0)
-    _, vectors = np.linalg.eigh(np.cov((xy - mean).T) + 1e-9 * np.eye(2))
-    axes = vectors[:, ::-1].T  # long axis first
+    mean, axes = principal_axes(xy)
     along = (xy - mean) @ axes.T
     lo, hi = np.percentile(along, [percentile, 100.0 - percentile], axis=0)
     return mean + ((lo + hi) / 2) @ axes, axes[0], hi - lo

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, camera_path, street_reconstruction
+from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObject, LiftedObjects, StreetFrame
 from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
@@ -17,6 +18,7 @@ from urbanverse.layout.proposals import (
     ProposalCfg,
     add_proposals,
     classify,
+    classify_by_look,
     find_proposals,
     proposal_objects,
     refine_tracked,
@@ -196,3 +198,42 @@ def test_no_points_no_proposals() -> None:
     recon = street_reconstruction(street, camera_path(street, np.array([1.0, 2.0])))
     lifted = LiftedObjects(objects=(), dropped={})
     assert add_proposals(lifted, recon, empty, {}, None, ProposalCfg()).objects == ()
+
+
+def _proposal(long_m: float, height_m: float, green: float = 0.0, **looks: float) -> Proposal:
+    return Proposal(
+        xy=np.array([2.0, -2.0]), long_m=long_m, short_m=0.4, axis=np.array([1.0, 0.0]), height_m=height_m,
+        green=green, points=500, owners=(0, 1), looks={c: np.log(p) for c, p in looks.items()},
+    )  # fmt: skip
+
+
+def test_the_look_names_a_proposal_within_what_its_size_allows() -> None:
+    cfg = ProposalCfg()
+    # A bench-sized cluster that looks like a bench is one, though its size also fits a bollard's row.
+    assert classify_by_look(_proposal(1.3, 0.8, bench=0.7, bollard=0.3), cfg) == "bench"
+    # Depth streaks stretch a bollard to a bench's length: the look decides between fitting classes.
+    assert classify_by_look(_proposal(1.3, 0.9, bench=0.2, bollard=0.8), cfg) == "bollard"
+    # A car-sized cluster is no bench, however bench-like one crop looked.
+    assert classify_by_look(_proposal(4.6, 1.5, bench=0.6, sedan=0.4), cfg) == "sedan"
+    # The foot of a house is not an object; a planter needs plants.
+    assert classify_by_look(_proposal(3.0, 2.0, house=0.9, bench=0.1), cfg) is None
+    assert classify_by_look(_proposal(1.2, 0.8, planter=0.9, bench=0.1), cfg) == "bench"
+    assert classify_by_look(_proposal(1.2, 0.8, 0.4, planter=0.9, bench=0.1), cfg) == "planter"
+    # classify() takes the look where there is one, the shape rules where not.
+    assert classify(_proposal(1.3, 0.9, bench=0.2, bollard=0.8), cfg) == "bollard"
+    assert classify(dataclasses.replace(_proposal(1.3, 0.8), looks=None), cfg) == "bench"
+
+
+def test_a_proposal_box_is_cut_from_the_nearest_views_that_hold_it() -> None:
+    street = Street(width=480, height_px=270)
+    recon = street_reconstruction(street, camera_path(street, np.array([1.0, 1.5, 2.0, 2.5])))
+    corners = box_corners(np.array([9.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
+    assert corners.shape == (8, 3) and corners[:, 2].max() == pytest.approx(0.8)
+    views = view_boxes(recon, corners, owners=(0, 1, 2, 3), views=2)
+    positions = [recon.keyframes[i].position[0] for i, _ in views]
+    assert len(views) == 2 and positions == sorted(positions, reverse=True)  # the nearest first
+    for index, (x0, y0, x1, y1) in views:
+        uv, _ = project(recon, index, corners)
+        assert (x0, y0, x1, y1) == pytest.approx((*uv.min(axis=0), *uv.max(axis=0)))
+    behind = box_corners(np.array([-20.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
+    assert view_boxes(recon, behind, owners=(0, 1, 2, 3), views=2) == []

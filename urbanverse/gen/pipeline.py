@@ -27,6 +27,7 @@ from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
 from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
+from urbanverse.perception.crop_classifier import classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.records import (
     DETECTIONS_FILE,
@@ -200,7 +201,8 @@ def run_gen(
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     lift_cfg = cfg.lift if len(kfs.keyframes) > 1 else dataclasses.replace(cfg.lift, min_observations=1)
-    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals)
+    classifier = classifier_digest(cfg.proposals.crop_classifier)
+    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, classifier)
 
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)

@@ -9,8 +9,10 @@ joined to the facade behind it; the 8-connected components left are the proposal
 lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower rows).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
-height (a high percentile of its points) and a green share. A class follows from shape alone, which the
-taxonomy's size ranges support:
+height (a high percentile of its points) and a green share. Its box, cut from the nearest keyframes,
+goes through the crop classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the
+class is then the one whose look and size fit best (:func:`classify_by_look`). Without a classifier
+the class follows from shape alone, which the taxonomy's size ranges support:
 
 - green above ``crown_min_height_m``: a tree, its kind from its proportions
   (:func:`urbanverse.layout.lift.tree_class_from_shape`), but a narrow crown whose top never fitted
@@ -23,11 +25,11 @@ taxonomy's size ranges support:
 
 An object lifted from a detector track moves onto the nearest proposal within ``explained_m``
 (its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
-colour and shape detectors guessed it and the proposal's shape says otherwise
-(:func:`refine_tracked`). The proposals left become objects of their own. They take the yaw rules
-of lifting (:func:`urbanverse.layout.lift.orient`), and where only the near face was seen (the
-footprint thinner than the class's), the centre moves back by the missing half depth, away from the
-camera path. The building fronts among the tall points set aside become facades
+proposal was named by its look, or the colour and shape detectors guessed it and the proposal's
+shape says otherwise (:func:`refine_tracked`). The proposals left become objects of their own.
+They take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`), and where only the near
+face was seen (the footprint thinner than the class's), the centre moves back by the missing half
+depth, away from the camera path. The building fronts among the tall points set aside become facades
 (:mod:`urbanverse.layout.facades`).
 """
 
@@ -42,6 +44,7 @@ import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.appearance import box_corners, class_log_probabilities, view_boxes
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
@@ -53,6 +56,7 @@ from urbanverse.layout.lift import (
     orient,
     tree_class_from_shape,
 )
+from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project
 from urbanverse.recon.record import Reconstruction
@@ -95,6 +99,13 @@ class ProposalCfg:
     furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
     max_misfit: float = 1.0
     score: float = 0.3
+    crop_classifier: str = "shipped"
+    """The crop classifier (``.npz``) that names proposals by their look: "shipped" for the project's
+    (:data:`urbanverse.perception.crop_classifier.DEFAULT_CLASSIFIER`), a path, or "" for shape alone."""
+    crop_views: int = 3
+    """Keyframes (the nearest that saw it) whose crops of a proposal are classified."""
+    size_weight: float = 1.0
+    """Log-probability that one unit of :func:`_misfit` costs a class, when the look decides."""
     facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
 
 
@@ -115,6 +126,9 @@ class Proposal:
     top_cut: bool = False
     """The crown ran out of the frame in its nearest views (:func:`top_cut`): the height is a lower
     bound."""
+    looks: Mapping[str, float] | None = None
+    """Class log-probabilities of its crops (:mod:`urbanverse.layout.appearance`); None when not
+    classified."""
 
 
 def _is_green(rgb: np.ndarray) -> np.ndarray:
@@ -209,20 +223,25 @@ def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray]
     return 2 * sum(votes) > len(votes)
 
 
-def _misfit(category: str, long_m: float, height_m: float) -> float:
+def _misfit(category: str, long_m: float, height_m: float, at_least: bool = False) -> float:
     """Log-size distance (natural log) of a footprint's long side and a height outside ``category``'s
-    taxonomy range; the short side is left out (often only the near face is seen)."""
+    taxonomy range; the short side is left out (often only the near face is seen). ``at_least``: the
+    height is a lower bound (a crown cut off by the frame), so only a height over the range counts."""
     cls = get_class(category)
     lo = (max(cls.size_min[:2]), cls.size_min[2])
     hi = (max(cls.size_max[:2]), cls.size_max[2])
+    value = (max(long_m, 0.01), max(height_m, 0.01))
+    lo = (lo[0], min(lo[1], value[1])) if at_least else lo
     return sum(
-        max(0.0, math.log(low / value), math.log(value / high))
-        for value, low, high in zip((max(long_m, 0.01), max(height_m, 0.01)), lo, hi, strict=True)
+        max(0.0, math.log(low / v), math.log(v / high)) for v, low, high in zip(value, lo, hi, strict=True)
     )
 
 
 def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
-    """The taxonomy class a proposal's shape and colour fit, or None (a wall, a pole, nothing near)."""
+    """The taxonomy class a proposal's look, shape and colour fit, or None (a wall, a pole, nothing
+    near): by :func:`classify_by_look` where its crops were classified, else by shape and colour."""
+    if p.looks:
+        return classify_by_look(p, cfg)
     tall = p.height_m >= cfg.crown_min_height_m
     if p.green >= (cfg.green_share if tall else cfg.shrub_green_share):
         if p.top_cut and p.long_m < YOUNG_MAX_WIDTH_M:
@@ -242,6 +261,22 @@ def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     fits = [(_misfit(c, p.long_m, p.height_m), i, c) for i, c in enumerate(furniture)]
     misfit, _, best = min(fits)
     return best if misfit <= cfg.max_misfit else None
+
+
+def classify_by_look(p: Proposal, cfg: ProposalCfg) -> str | None:
+    """The class with the best crop log-probability less ``size_weight`` times its size misfit; a
+    planter needs some green. None where that is a building (the cluster is the foot of a wall) or
+    furniture longer than ``max_length_m``."""
+    scores = {
+        c: log_p - cfg.size_weight * _misfit(c, p.long_m, p.height_m, at_least=p.top_cut)
+        for c, log_p in (p.looks or {}).items()
+        if p.green >= cfg.green_share or c not in PLANTED
+    }
+    best = max(scores, key=scores.__getitem__)
+    l1 = get_class(best).l1
+    if l1 == "buildings_and_structures" or (l1 != "vegetation" and p.long_m > cfg.max_length_m):
+        return None
+    return best
 
 
 def _placed(
@@ -279,9 +314,11 @@ def refine_tracked(
     nearest pairs first, one each), and the proposals left unexplained.
 
     A proposal's centre is measured in 3D; a track's comes from box bottoms cast onto the ground, so
-    the proposal's wins. Where the track came from the colour and shape detectors
+    the proposal's wins. Its class wins too where it was named by its look (a crop classifier
+    trained on street renders knows benches from bollards better than the COCO detector, which named
+    a rendered bollard a car), or where the track came from the colour and shape detectors
     (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is neither green nor
-    unnamed, the proposal's class wins too: a wooden bench is no shrub.
+    unnamed: a wooden bench is no shrub.
     """
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
@@ -296,7 +333,10 @@ def refine_tracked(
         moved.add(i)
         obj, p = lifted[i], proposals[j]
         named = classify(p, cfg)
-        if obj.label.lower() in SHAPE_DETECTOR_LABELS and named and p.green < cfg.green_share:
+        # The look, where there is one, outranks any detector's class; else a shape detector's guess
+        # gives way to the proposal's shape unless the cluster is green.
+        guessed = obj.label.lower() in SHAPE_DETECTOR_LABELS and p.green < cfg.green_share
+        if named and (p.looks is not None or guessed):
             xy, yaw, source, size = _placed(p, named, street, cfg)
             obj = dataclasses.replace(obj, category=named, yaw=yaw, yaw_source=source, size=tuple(size))
         else:
@@ -352,6 +392,19 @@ def add_proposals(
     proposals = [
         dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in find_proposals(cloud, cfg)
     ]
+    classifier_file = classifier_path(cfg.crop_classifier)
+    if classifier_file is not None:
+        classifier = load_crop_classifier(classifier_file)
+        core_share = 1.0 - cfg.extent_percentile / 50.0  # the footprint's core to a full extent
+        boxes = [
+            view_boxes(
+                recon, box_corners(p.xy, p.axis, p.long_m / core_share, p.short_m / core_share, p.height_m),
+                p.owners, cfg.crop_views,
+            )
+            for p in proposals
+        ]  # fmt: skip
+        looks = class_log_probabilities(boxes, images, classifier)
+        proposals = [dataclasses.replace(p, looks=q) for p, q in zip(proposals, looks, strict=True)]
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
     tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)
     added = proposal_objects(left, tracked, street, cfg)

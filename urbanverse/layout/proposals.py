@@ -25,8 +25,8 @@ the class follows from shape alone, which the taxonomy's size ranges support:
 
 An object lifted from a detector track moves onto the nearest proposal within ``explained_m``
 (its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
-proposal was named by its look, or the colour and shape detectors guessed it and the proposal's
-shape says otherwise (:func:`refine_tracked`). The proposals left become objects of their own.
+proposal's look beats the detector's confidence, or the colour and shape detectors guessed it and
+the proposal's shape says otherwise (:func:`refine_tracked`). The proposals left become objects of their own.
 They take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`), and where only the near
 face was seen (the footprint thinner than the class's), the centre moves back by the missing half
 depth, away from the camera path. The building fronts among the tall points set aside become facades
@@ -263,14 +263,29 @@ def classify(p: Proposal, cfg: ProposalCfg) -> str | None:
     return best if misfit <= cfg.max_misfit else None
 
 
+def _look_score(p: Proposal, category: str, cfg: ProposalCfg) -> float:
+    """Crop log-probability of ``category`` less ``size_weight`` times its size misfit."""
+    misfit = _misfit(category, p.long_m, p.height_m, at_least=p.top_cut)
+    return (p.looks or {})[category] - cfg.size_weight * misfit
+
+
+def _look_outranks(p: Proposal, named: str, obj: LiftedObject, cfg: ProposalCfg) -> bool:
+    """Whether the look's class ``named`` beats tracked ``obj``'s class by more than the log-odds of
+    the detector's score (a true box, score 1, is never overruled; a colour or shape detector's guess
+    counts as even odds). A class the crop classifier does not know is kept."""
+    if obj.category not in (p.looks or {}):
+        return False
+    score = min(max(obj.score, 1e-6), 1.0 - 1e-9)
+    trust = 0.0 if obj.label.lower() in SHAPE_DETECTOR_LABELS else math.log(score / (1.0 - score))
+    return _look_score(p, named, cfg) - _look_score(p, obj.category, cfg) > trust
+
+
 def classify_by_look(p: Proposal, cfg: ProposalCfg) -> str | None:
     """The class with the best crop log-probability less ``size_weight`` times its size misfit; a
     planter needs some green. None where that is a building (the cluster is the foot of a wall) or
     furniture longer than ``max_length_m``."""
     scores = {
-        c: log_p - cfg.size_weight * _misfit(c, p.long_m, p.height_m, at_least=p.top_cut)
-        for c, log_p in (p.looks or {}).items()
-        if p.green >= cfg.green_share or c not in PLANTED
+        c: _look_score(p, c, cfg) for c in p.looks or {} if p.green >= cfg.green_share or c not in PLANTED
     }
     best = max(scores, key=scores.__getitem__)
     l1 = get_class(best).l1
@@ -314,9 +329,9 @@ def refine_tracked(
     nearest pairs first, one each), and the proposals left unexplained.
 
     A proposal's centre is measured in 3D; a track's comes from box bottoms cast onto the ground, so
-    the proposal's wins. Its class wins too where it was named by its look (a crop classifier
-    trained on street renders knows benches from bollards better than the COCO detector, which named
-    a rendered bollard a car), or where the track came from the colour and shape detectors
+    the proposal's wins. Its class wins too where its look beats the track's class by more than the
+    detector's confidence (:func:`_look_outranks`: the COCO detector named a rendered bollard a car
+    at score 0.5), or where the track came from the colour and shape detectors
     (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is neither green nor
     unnamed: a wooden bench is no shrub.
     """
@@ -333,10 +348,11 @@ def refine_tracked(
         moved.add(i)
         obj, p = lifted[i], proposals[j]
         named = classify(p, cfg)
-        # The look, where there is one, outranks any detector's class; else a shape detector's guess
-        # gives way to the proposal's shape unless the cluster is green.
+        # The look may outrank the detector's class; a shape detector's guess gives way to the
+        # proposal's shape unless the cluster is green.
         guessed = obj.label.lower() in SHAPE_DETECTOR_LABELS and p.green < cfg.green_share
-        if named and (p.looks is not None or guessed):
+        doubted = bool(named) and p.looks is not None and _look_outranks(p, named, obj, cfg)
+        if named and (doubted or guessed):
             xy, yaw, source, size = _placed(p, named, street, cfg)
             obj = dataclasses.replace(obj, category=named, yaw=yaw, yaw_source=source, size=tuple(size))
         else:

@@ -4,12 +4,14 @@ missing or broken file, and the shipped probe naming objects in a street it neve
 from __future__ import annotations
 
 import collections
+import math
 
 import cv2
 import numpy as np
 import pytest
 
 from urbanverse.errors import InputError
+from urbanverse.perception.boxes import Candidate
 from urbanverse.perception.crop_classifier import (
     DEFAULT_CLASSIFIER,
     MIN_CROP_PX,
@@ -18,7 +20,10 @@ from urbanverse.perception.crop_classifier import (
     classifier_path,
     crop,
     load_crop_classifier,
+    look_outranks,
 )
+from urbanverse.perception.detect import relabel_by_look
+from urbanverse.perception.labels import map_label
 
 
 def test_a_crop_is_padded_and_clipped_and_a_sliver_is_none() -> None:
@@ -84,3 +89,38 @@ def test_the_shipped_probe_names_objects_of_a_street_it_never_saw(tmp_path) -> N
     # street tree with a columnar one.
     commonest = collections.Counter(truth).most_common(1)[0][1]
     assert right >= max(2 * commonest, 0.4 * len(truth)), list(zip(named, truth, strict=True))
+
+
+def test_the_look_outranks_a_class_by_more_than_the_detectors_log_odds() -> None:
+    scores = {"bench": math.log(0.8), "bollard": math.log(0.2)}  # 4:1, log-odds 1.39
+    assert look_outranks(scores, "bench", "bollard", confidence=0.7)  # detector odds 2.3:1
+    assert not look_outranks(scores, "bench", "bollard", confidence=0.9)  # 9:1
+    assert not look_outranks(scores, "bench", "bollard", confidence=1.0)  # a true box
+    assert look_outranks(scores, "bench", "bollard", confidence=1.0, trust=0.0)  # a shape guess
+    # A class the classifier does not know: only a guess gives way, and only to a confident look.
+    assert look_outranks(scores, "bench", "shrub", confidence=0.9, trust=0.0)
+    assert not look_outranks(scores, "bench", "shrub", confidence=0.9, trust=0.0, min_prob=0.9)
+    assert not look_outranks(scores, "bench", "shrub", confidence=0.3)
+
+
+def test_detections_are_relabelled_by_their_look_unless_the_detector_is_surer() -> None:
+    # A probe that sees a bench in everything, at 0.88 against 0.12 for a bollard.
+    probe = CropClassifier(
+        classes=("bench", "bollard"), weight=np.zeros((2, 1280), np.float32),
+        bias=np.array([2.0, 0.0], np.float32), size=64, pad=0.0, meta={},
+    )  # fmt: skip
+    rgb = np.full((200, 300, 3), 128, np.uint8)
+
+    def candidate(label: str, score: float, source: str) -> tuple[Candidate, object]:
+        box = np.array([10.0, 10.0, 60.0, 90.0])
+        return Candidate(label=label, score=score, box=box, source=source), map_label(label)
+
+    mapped = [
+        candidate("shrub", 0.6, "vegetation"),  # unknown to the probe, a guess: renamed
+        candidate("bollard", 0.6, "ssd_coco"),  # odds 1.5:1 against the look's 7.4:1: renamed
+        candidate("bollard", 0.95, "ssd_coco"),  # odds 19:1: kept
+        candidate("person", 0.6, "ssd_coco"),  # a moving agent: never touched
+    ]
+    out = relabel_by_look(rgb, mapped, probe, min_prob=0.5)
+    assert [m.category for _, m in out] == ["bench", "bench", "bollard", "pedestrian"]
+    assert [c.label for c, _ in out] == ["shrub", "bollard", "bollard", "person"]  # the detector's own

@@ -201,8 +201,9 @@ def test_yolo_seg_trained_on_synthetic_streets(tmp_path, monkeypatch):
     )  # fmt: skip
     weights = next((tmp_path / "runs").rglob("last.pt"))
     cfg = DetectionCfg(
-        detector=str(weights), min_score=0.001, classifier="off", poles=False, vegetation=False
-    )
+        detector=str(weights), min_score=0.001, classifier="off", crop_classifier="", poles=False,
+        vegetation=False,
+    )  # fmt: skip
     fd = run_detection([(0, street_image(9)[0])], cfg)
     assert fd.detectors == (f"yolo:{weights.stem}",)
     dets = fd.frames[0].detections

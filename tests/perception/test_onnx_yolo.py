@@ -57,7 +57,9 @@ def test_letterboxed_boxes_come_back_in_frame_pixels(tmp_path):
     # through run_detection, labels map to the taxonomy
     fd = run_detection(
         [(0, np.zeros((480, 640, 3), np.uint8))],
-        DetectionCfg(detector=str(model), classifier="off", poles=False, vegetation=False),
+        DetectionCfg(
+            detector=str(model), classifier="off", crop_classifier="", poles=False, vegetation=False
+        ),
     )
     assert fd.detectors == ("yolo_onnx:det",)
     assert sorted(d.category for d in fd.frames[0].detections) == ["broadleaf_tree", "sedan"]

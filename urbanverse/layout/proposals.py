@@ -56,7 +56,7 @@ from urbanverse.layout.lift import (
     orient,
     tree_class_from_shape,
 )
-from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier
+from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier, look_outranks
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project
 from urbanverse.recon.record import Reconstruction
@@ -269,17 +269,6 @@ def _look_score(p: Proposal, category: str, cfg: ProposalCfg) -> float:
     return (p.looks or {})[category] - cfg.size_weight * misfit
 
 
-def _look_outranks(p: Proposal, named: str, obj: LiftedObject, cfg: ProposalCfg) -> bool:
-    """Whether the look's class ``named`` beats tracked ``obj``'s class by more than the log-odds of
-    the detector's score (a true box, score 1, is never overruled; a colour or shape detector's guess
-    counts as even odds). A class the crop classifier does not know is kept."""
-    if obj.category not in (p.looks or {}):
-        return False
-    score = min(max(obj.score, 1e-6), 1.0 - 1e-9)
-    trust = 0.0 if obj.label.lower() in SHAPE_DETECTOR_LABELS else math.log(score / (1.0 - score))
-    return _look_score(p, named, cfg) - _look_score(p, obj.category, cfg) > trust
-
-
 def classify_by_look(p: Proposal, cfg: ProposalCfg) -> str | None:
     """The class with the best crop log-probability less ``size_weight`` times its size misfit; a
     planter needs some green. None where that is a building (the cluster is the foot of a wall) or
@@ -330,10 +319,10 @@ def refine_tracked(
 
     A proposal's centre is measured in 3D; a track's comes from box bottoms cast onto the ground, so
     the proposal's wins. Its class wins too where its look beats the track's class by more than the
-    detector's confidence (:func:`_look_outranks`: the COCO detector named a rendered bollard a car
-    at score 0.5), or where the track came from the colour and shape detectors
-    (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is neither green nor
-    unnamed: a wooden bench is no shrub.
+    detector's confidence (:func:`urbanverse.perception.crop_classifier.look_outranks`: the COCO
+    detector named a rendered bollard a car at score 0.5), or where the track came from the colour and
+    shape detectors (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is
+    neither green nor unnamed: a wooden bench is no shrub.
     """
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
@@ -351,7 +340,14 @@ def refine_tracked(
         # The look may outrank the detector's class; a shape detector's guess gives way to the
         # proposal's shape unless the cluster is green.
         guessed = obj.label.lower() in SHAPE_DETECTOR_LABELS and p.green < cfg.green_share
-        doubted = bool(named) and p.looks is not None and _look_outranks(p, named, obj, cfg)
+        doubted = (
+            bool(named)
+            and p.looks is not None
+            and look_outranks(
+                {c: _look_score(p, c, cfg) for c in p.looks}, named, obj.category, obj.score,
+                0.0 if obj.label.lower() in SHAPE_DETECTOR_LABELS else None,
+            )
+        )  # fmt: skip
         if named and (doubted or guessed):
             xy, yaw, source, size = _placed(p, named, street, cfg)
             obj = dataclasses.replace(obj, category=named, yaw=yaw, yaw_source=source, size=tuple(size))

@@ -17,7 +17,9 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +122,24 @@ def classifier_digest(setting: str) -> str:
     results follow the model, not its name."""
     path = classifier_path(setting)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else ""
+
+
+def look_outranks(
+    scores: Mapping[str, float],
+    named: str,
+    held: str,
+    confidence: float,
+    trust: float | None = None,
+    min_prob: float = 0.5,
+) -> bool:
+    """Whether class ``named`` beats the class ``held`` (given by a detector at score
+    ``confidence``) on the look scores ``scores`` (class -> log-probability, maybe less a size
+    misfit): by more than ``trust``, by default the log-odds of ``confidence`` (a true box, score 1,
+    is never overruled). Where the classifier does not know ``held``, ``named`` needs a score of
+    ``log(min_prob)`` or more, and only for a guess (``trust`` 0)."""
+    if held not in scores:
+        return trust == 0.0 and scores[named] >= math.log(min_prob)
+    if trust is None:
+        p = min(max(confidence, 1e-6), 1.0 - 1e-9)
+        trust = math.log(p / (1.0 - p))
+    return scores[named] - scores[held] > trust

@@ -14,7 +14,9 @@ Per keyframe:
    becomes a "moving van" or a "pickup");
 4. every label is mapped to the asset taxonomy (``labels.map_label``); irrelevant or unmapped
    labels are dropped and counted; people and animals are kept with ``dynamic=True``;
-5. duplicates across classes (the SSD's "car" and "truck" on one van) are suppressed.
+5. the crop classifier trained on street renders (``crop_classifier``) relabels a static detection
+   whose look beats its class by more than the detector's confidence (:func:`relabel_by_look`);
+6. duplicates across classes (the SSD's "car" and "truck" on one van) are suppressed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,15 @@ import numpy as np
 
 from urbanverse.errors import InputError, MissingDependencyError
 from urbanverse.perception.boxes import Candidate, containment_matrix, nms
+from urbanverse.perception.crop_classifier import (
+    CropClassifier,
+    classifier_path,
+    load_crop_classifier,
+    look_outranks,
+)
+from urbanverse.perception.crop_classifier import crop as look_crop
 from urbanverse.perception.frames import FrameInput, crop, iter_frames
-from urbanverse.perception.labels import map_label
+from urbanverse.perception.labels import LabelMatch, map_label
 from urbanverse.perception.poles import PoleCfg, find_strips, poles_from_strips
 from urbanverse.perception.records import Detection, FrameDetection, FrameDetections, encode_rle
 from urbanverse.perception.vegetation import VegetationCfg, attach_trunks, detect_vegetation
@@ -112,6 +121,10 @@ class DetectionCfg:
     frame (about 40 ms each). ``pole_min_prob``: summed probability the confirming ImageNet labels
     (``POLE_CONFIRM``) need among the top 5. ``veto_poles``: drop pole candidates the classifier
     does not confirm. ``refine_min_prob``: probability of an ImageNet relabel of a COCO box.
+    ``crop_classifier``: the crop classifier trained on street renders ("shipped", a ``.npz`` path, or
+    "" for none) that relabels static detections by their look (:func:`relabel_by_look`);
+    ``look_min_prob``: its probability needed to rename a colour or shape detector's class it does
+    not know (a "shrub").
     ``nms_iou``: IoU above which detections of different classes on one object are merged.
     ``min_similarity``: MiniLM cosine to map a free-form label. ``masks``: keep instance masks
     (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads.
@@ -130,6 +143,8 @@ class DetectionCfg:
     pole_min_prob: float = 0.12
     veto_poles: bool = True
     refine_min_prob: float = 0.3
+    crop_classifier: str = "shipped"
+    look_min_prob: float = 0.5
     nms_iou: float = 0.7
     min_similarity: float = 0.5
     masks: bool = True
@@ -146,7 +161,7 @@ class DetectionCfg:
             raise InputError(
                 f"detection.classifier_max_crops: expected >= 0, got {self.classifier_max_crops}"
             )
-        for name in ("pole_min_prob", "refine_min_prob", "nms_iou", "min_similarity"):
+        for name in ("pole_min_prob", "refine_min_prob", "look_min_prob", "nms_iou", "min_similarity"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InputError(f"detection.{name}: expected 0..1, got {getattr(self, name)}")
         if self.threads < 1:
@@ -290,6 +305,33 @@ def _frame_candidates(
     return objects + crowns + poles
 
 
+#: Detectors whose class is a guess from colour and shape (a green blob, a vertical strip).
+SHAPE_SOURCES = frozenset({"vegetation", "poles"})
+
+
+def relabel_by_look(
+    rgb: np.ndarray, mapped: list[tuple[Candidate, LabelMatch]], looks: CropClassifier, min_prob: float
+) -> list[tuple[Candidate, LabelMatch]]:
+    """``mapped`` with each static detection renamed to the crop classifier's class where its look
+    outranks the detector (:func:`urbanverse.perception.crop_classifier.look_outranks`: by more than
+    the log-odds of the detector's score; a colour or shape detector's guess counts as even odds, and
+    one the classifier does not know gives way to a class of ``min_prob`` or more). The detector's
+    ``label`` stays; the category changes."""
+    jobs = [(j, look_crop(rgb, c.box, looks.pad)) for j, (c, m) in enumerate(mapped) if not m.dynamic]
+    jobs = [(j, pixels) for j, pixels in jobs if pixels is not None]
+    if not jobs:
+        return mapped
+    out = list(mapped)
+    for (j, _), log_p in zip(jobs, looks.log_probabilities([pixels for _, pixels in jobs]), strict=True):
+        c, m = mapped[j]
+        scores = dict(zip(looks.classes, log_p, strict=True))
+        best = max(scores, key=scores.__getitem__)
+        trust = 0.0 if c.source in SHAPE_SOURCES else None
+        if best != m.category and look_outranks(scores, best, m.category, c.score, trust, min_prob):
+            out[j] = (c, map_label(best))
+    return out
+
+
 def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None) -> FrameDetections:
     """Detect urban objects in keyframes.
 
@@ -302,6 +344,8 @@ def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None)
     t_start = time.perf_counter()
     detector = _ObjectDetector(cfg)
     use_cls = _use_classifier(cfg)
+    looks_file = classifier_path(cfg.crop_classifier)
+    looks = None if looks_file is None else load_crop_classifier(looks_file)
     seconds: Counter = Counter()
     dropped: Counter = Counter()
     out_frames: list[FrameDetection] = []
@@ -317,6 +361,10 @@ def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None)
                 dropped[c.label] += 1
                 continue
             mapped.append((c, m))
+        if looks is not None:
+            t = time.perf_counter()
+            mapped = relabel_by_look(rgb, mapped, looks, cfg.look_min_prob)
+            seconds["crop_classifier"] += time.perf_counter() - t
         # duplicates across classes and sources: one object, one detection (vegetation masks excepted)
         keep = nms(np.array([c.box for c, _ in mapped]), np.array([c.score for c, _ in mapped]), cfg.nms_iou)
         dets = []
@@ -347,6 +395,8 @@ def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None)
     detectors += ["vegetation"] if cfg.vegetation and not detector.covers("vegetation") else []
     if use_cls:
         detectors.append("imagenet_classifier")
+    if looks is not None:
+        detectors.append("crop_classifier")
     return FrameDetections(
         detectors=tuple(detectors),
         frames=tuple(out_frames),

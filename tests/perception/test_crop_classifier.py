@@ -92,10 +92,13 @@ def test_the_shipped_probe_names_objects_of_a_street_it_never_saw(tmp_path) -> N
 
 
 def test_the_look_outranks_a_class_by_more_than_the_detectors_log_odds() -> None:
-    scores = {"bench": math.log(0.8), "bollard": math.log(0.2)}  # 4:1, log-odds 1.39
-    assert look_outranks(scores, "bench", "bollard", confidence=0.7)  # detector odds 2.3:1
-    assert not look_outranks(scores, "bench", "bollard", confidence=0.9)  # 9:1
-    assert not look_outranks(scores, "bench", "bollard", confidence=1.0)  # a true box
+    scores = {"bench": math.log(0.8), "trash_bin": math.log(0.15), "bollard": math.log(0.05)}
+    # bench against trash bin: 5.3:1, log-odds 1.67
+    assert look_outranks(scores, "bench", "trash_bin", confidence=0.7)  # detector odds 2.3:1
+    assert not look_outranks(scores, "bench", "trash_bin", confidence=0.9)  # 9:1
+    assert not look_outranks(scores, "bench", "trash_bin", confidence=1.0)  # a true box
+    # A detector's class gives way only within its family: a bollard (a barrier) stays one.
+    assert not look_outranks(scores, "bench", "bollard", confidence=0.3)
     assert look_outranks(scores, "bench", "bollard", confidence=1.0, trust=0.0)  # a shape guess
     # A class the classifier does not know: only a guess gives way, and only to a confident look.
     assert look_outranks(scores, "bench", "shrub", confidence=0.9, trust=0.0)
@@ -104,10 +107,10 @@ def test_the_look_outranks_a_class_by_more_than_the_detectors_log_odds() -> None
 
 
 def test_detections_are_relabelled_by_their_look_unless_the_detector_is_surer() -> None:
-    # A probe that sees a bench in everything, at 0.88 against 0.12 for a bollard.
+    # A probe that sees a bench in everything, at 0.84 against 0.11 for a trash bin.
     probe = CropClassifier(
-        classes=("bench", "bollard"), weight=np.zeros((2, 1280), np.float32),
-        bias=np.array([2.0, 0.0], np.float32), size=64, pad=0.0, meta={},
+        classes=("bench", "trash_bin", "bollard"), weight=np.zeros((3, 1280), np.float32),
+        bias=np.array([2.0, 0.0, -1.0], np.float32), size=64, pad=0.0, meta={},
     )  # fmt: skip
     rgb = np.full((200, 300, 3), 128, np.uint8)
 
@@ -117,10 +120,12 @@ def test_detections_are_relabelled_by_their_look_unless_the_detector_is_surer() 
 
     mapped = [
         candidate("shrub", 0.6, "vegetation"),  # unknown to the probe, a guess: renamed
-        candidate("bollard", 0.6, "ssd_coco"),  # odds 1.5:1 against the look's 7.4:1: renamed
-        candidate("bollard", 0.95, "ssd_coco"),  # odds 19:1: kept
+        candidate("trash_bin", 0.6, "ssd_coco"),  # odds 1.5:1 against the look's 7.4:1: renamed
+        candidate("trash_bin", 0.95, "ssd_coco"),  # odds 19:1: kept
+        candidate("bollard", 0.6, "ssd_coco"),  # another family: kept
+        candidate("bollard", 0.6, "poles"),  # a strip detector's guess: renamed
         candidate("person", 0.6, "ssd_coco"),  # a moving agent: never touched
     ]
     out = relabel_by_look(rgb, mapped, probe, min_prob=0.5)
-    assert [m.category for _, m in out] == ["bench", "bench", "bollard", "pedestrian"]
-    assert [c.label for c, _ in out] == ["shrub", "bollard", "bollard", "person"]  # the detector's own
+    assert [m.category for _, m in out] == ["bench", "bench", "trash_bin", "bollard", "bench", "pedestrian"]
+    assert [c.label for c, _ in out] == [c.label for c, _ in mapped]  # the detector's own label stays

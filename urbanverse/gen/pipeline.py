@@ -137,7 +137,8 @@ def run_gen(
         raise InputError("video.per_shot: gen builds one scene from one shot; leave per_shot off")
     video_work = out_dir / "work" / "01_video"
     frames = _frames(video_work, kfs)
-    det_key = config_hash(video_key, cfg.detection, oracles.detections is not None)
+    looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
+    det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
 
     def detect(w: Path) -> FrameDetections:
         dets = oracles.detections(kfs) if oracles.detections else run_detection(frames, cfg.detection)
@@ -201,8 +202,8 @@ def run_gen(
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     lift_cfg = cfg.lift if len(kfs.keyframes) > 1 else dataclasses.replace(cfg.lift, min_observations=1)
-    classifier = classifier_digest(cfg.proposals.crop_classifier)
-    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, classifier)
+    looks = classifier_digest(cfg.proposals.crop_classifier)
+    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, looks)
 
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)

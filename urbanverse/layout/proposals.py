@@ -26,11 +26,11 @@ the class follows from shape alone, which the taxonomy's size ranges support:
 An object lifted from a detector track moves onto the nearest proposal within ``explained_m``
 (its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
 proposal's look beats the detector's confidence, or the colour and shape detectors guessed it and
-the proposal's shape says otherwise (:func:`refine_tracked`). The proposals left become objects of their own.
-They take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`), and where only the near
-face was seen (the footprint thinner than the class's), the centre moves back by the missing half
-depth, away from the camera path. The building fronts among the tall points set aside become facades
-(:mod:`urbanverse.layout.facades`).
+the proposal's shape says otherwise (:func:`refine_tracked`). The proposals left become objects of
+their own. They take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`), and where
+only the near face was seen (the footprint thinner than the class's), the centre moves back by the
+missing half depth, away from the camera path. The building fronts among the tall points set aside
+become facades (:mod:`urbanverse.layout.facades`).
 """
 
 from __future__ import annotations

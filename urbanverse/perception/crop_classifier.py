@@ -88,7 +88,10 @@ def load_crop_classifier(path: Path = DEFAULT_CLASSIFIER) -> CropClassifier:
     """The probe saved at ``path``; ``InputError`` naming the option that sets it when absent or
     unreadable."""
     path = Path(path)
-    hint = "train one with tools/train_crop_classifier.py, or turn it off: --set proposals.crop_classifier=''"
+    hint = (
+        "train one with tools/train_crop_classifier.py, or turn it off: "
+        "--set detection.crop_classifier='' --set proposals.crop_classifier=''"
+    )
     if not path.is_file():
         raise InputError(f"{path}: no crop classifier there; {hint}")
     try:

@@ -1,11 +1,15 @@
 """Which way lifted objects face: street furniture towards the nearest road edge even where the camera
-crosses the street, and a vehicle in a single photo across the line of sight when its box says so."""
+crosses the street, parked cars along the street, and a vehicle in a single photo across the line of
+sight when its box says so."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
+from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import StreetFrame, TrackView, _seen_side_on
 
 # A road band 2 m < y < 9 m along x, sampled every 0.5 m like the ground stage's road points.
@@ -38,3 +42,41 @@ def test_a_vehicle_is_side_on_when_its_box_is_wide_or_runs_out_of_the_frame():
     assert _seen_side_on([_view(width=4.8)], sedan)
     assert _seen_side_on([_view(sides_cut=2)], sedan)  # a bus filling the photo
     assert not _seen_side_on([_view(sides_cut=1)], sedan)  # cut on one side: its width is unknown
+
+
+def test_parked_cars_ahead_lie_along_the_street_on_the_road(tmp_path):
+    """True poses and boxes, 6 s into a residential street whose parked cars stand 10-30 m ahead, the
+    road seen (and known a curb lower) only along the first 10 m: the cars still lie along the path on
+    the road. Before: turned 80-90 degrees towards that stretch of road edge, 1.8-3 m off."""
+    from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
+    from urbanverse.layout.lift import run_lifting
+    from urbanverse.procgen.street import StreetCfg, generate_street
+    from urbanverse.render.tour import TourCfg, run_render_tour
+    from urbanverse.scene.record import load_scene
+    from urbanverse.video.stage import VideoCfg, run_video
+
+    generate_street(StreetCfg(style="residential", seed=1), tmp_path / "street")  # road |y| < 5.4 m
+    gt = run_render_tour(
+        tmp_path / "street", tmp_path / "walk.mp4", TourCfg(seconds=6.0, width=480, height=270)
+    )
+    kfs = run_video(tmp_path / "walk.mp4", tmp_path / "video", VideoCfg(max_gap_s=0.5))
+    dets = oracle_detections(gt, kfs)
+    seen = np.stack(np.meshgrid(np.arange(-40, -30, 0.5), np.arange(-5.25, 5.4, 0.5)), axis=-1).reshape(-1, 2)
+
+    def surface(xy: np.ndarray) -> np.ndarray:  # the road a curb below the pavement, where it was seen
+        return np.where((xy[:, 0] < -30) & (np.abs(xy[:, 1]) < 5.4), -0.15, 0.0)
+
+    lifted = run_lifting(oracle_tracks(dets), dets, oracle_reconstruction(gt, kfs), seen, None, surface)
+    truth = {o.id: o for o in load_scene(tmp_path / "street").objects}
+    cars = [
+        (o, truth[o.label]) for o in lifted.objects if get_class(truth[o.label].category).l1 == "vehicles"
+    ]
+    assert len(cars) >= 2, [o.category for o in lifted.objects]
+    for obj, true in cars:
+        turn = abs(math.degrees(math.remainder(obj.yaw - true.yaw, math.pi)))  # either way along it
+        assert turn < 10.0, (true.category, true.position, obj.yaw)
+        assert math.dist(obj.position[:2], true.position[:2]) < 1.5, (
+            true.category,
+            true.position,
+            obj.position,
+        )

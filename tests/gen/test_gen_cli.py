@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import EXAMPLE_SCENE
+from urbanverse.assets.taxonomy import get_class
 from urbanverse.cli import app
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
@@ -104,3 +105,19 @@ def test_a_static_camera_gives_a_single_view_scene(walk_video, tmp_path):
     report = json.loads((tmp_path / "scene" / "report.json").read_text())
     assert report["recon_mode"] == "single_view" and report["counts"]["ground_regions"] >= 1
     assert load_scene(tmp_path / "scene").ground
+
+
+VTEST = Path("/usr/share/doc/opencv-doc/examples/data/vtest.avi")
+
+
+@pytest.mark.skipif(not VTEST.is_file(), reason="opencv-doc absent")
+def test_real_footage_keeps_the_parked_van_and_the_lamp_post(tmp_path):
+    """vtest.avi (a static camera high over a campus street, people walking): the van parked at the
+    far end stands near the horizon, where a ray cast onto the road level (a curb below the pavement)
+    runs out of range; it must fall back to the pavement's plane, not lose the van."""
+    result = runner.invoke(app, ["gen", str(VTEST), "-o", str(tmp_path / "scene")])
+    assert result.exit_code == 0, result.output
+    objects = load_scene(tmp_path / "scene").objects
+    families = sorted({get_class(o.category).l1 for o in objects})
+    assert families == ["lighting", "vehicles"], [o.category for o in objects]
+    assert sum(get_class(o.category).l1 == "vehicles" for o in objects) == 1  # one van, no pedestrian

@@ -80,3 +80,22 @@ def test_parked_cars_ahead_lie_along_the_street_on_the_road(tmp_path):
             true.position,
             obj.position,
         )
+
+
+def test_vehicles_of_any_kind_merge_within_the_vehicle_radius():
+    from urbanverse.layout.lift import LiftedObject, _merge
+
+    def obj(track_id: int, category: str, x: float, observations: int) -> LiftedObject:
+        return LiftedObject(
+            track_id=track_id, category=category, label="", score=0.5, position=(x, 0.0, 0.0), yaw=0.0,
+            yaw_source="street_axis", size=(4.5, 1.8, 1.5), observations=observations, spread_m=0.0,
+        )  # fmt: skip
+
+    objects = [
+        obj(0, "sedan", 0.0, 9),
+        obj(1, "van", 1.8, 3),  # COCO's "truck" box on the same parked car: absorbed
+        obj(2, "suv", 5.0, 4),  # the next car along the curb: kept
+        obj(3, "bench", 8.0, 4),
+        obj(4, "bench", 9.5, 4),  # 1.5 m apart: two benches (furniture merges within 1.2 m)
+    ]
+    assert [o.track_id for o in _merge(objects, 1.2, 2.5)] == [0, 2, 3, 4]

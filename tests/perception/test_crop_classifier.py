@@ -129,3 +129,24 @@ def test_detections_are_relabelled_by_their_look_unless_the_detector_is_surer() 
     out = relabel_by_look(rgb, mapped, probe, min_prob=0.5)
     assert [m.category for _, m in out] == ["bench", "bench", "trash_bin", "bollard", "bench", "pedestrian"]
     assert [c.label for c, _ in out] == [c.label for c, _ in mapped]  # the detector's own label stays
+
+
+def test_faint_detections_stay_only_where_the_look_confirms_their_family() -> None:
+    # Probabilities: sedan 0.665, van 0.245 (both vehicles: 0.910), bench 0.090.
+    probe = CropClassifier(
+        classes=("sedan", "van", "bench"), weight=np.zeros((3, 1280), np.float32),
+        bias=np.array([2.0, 1.0, 0.0], np.float32), size=64, pad=0.0, meta={},
+    )  # fmt: skip
+    rgb = np.full((200, 300, 3), 128, np.uint8)
+    box = np.array([10.0, 10.0, 90.0, 60.0])
+    mapped = [
+        (Candidate(label=label, score=score, box=box, source="ssd_coco"), map_label(label))
+        for label, score in [("car", 0.2), ("bench", 0.2), ("truck", 0.6), ("person", 0.2)]
+    ]
+    out = relabel_by_look(rgb, mapped, probe, min_prob=0.5, confirm_below=0.4)
+    # The faint car is confirmed (a vehicle at 0.91): two detectors agreeing, 1 - 0.8 * 0.09. The
+    # faint bench (a vehicle's look) and the faint person (no look asked) go; the strong truck stays,
+    # renamed within its family (the look's odds 2.7:1 beat the detector's 1.5:1).
+    assert [(c.label, m.category) for c, m in out] == [("car", "sedan"), ("truck", "sedan")]
+    assert out[0][0].score == pytest.approx(1 - 0.8 * 0.0900, abs=1e-3)
+    assert out[1][0].score == 0.6

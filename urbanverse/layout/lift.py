@@ -66,6 +66,8 @@ class LiftCfg:
     """Tracks seen in fewer usable keyframes are dropped (1 for single images)."""
     merge_radius_m: float = 1.2
     """Objects of one L2 class closer than this are one object."""
+    vehicle_merge_radius_m: float = 2.5
+    """Vehicles of any class closer than this are one (parked cars stand 4-5 m apart, centre to centre)."""
     max_fit_shift_m: float = 0.75
     """The box fit may move an object this far from its ground-contact estimate, no farther."""
     height_bounds: tuple[float, float] = (0.75, 1.35)
@@ -178,7 +180,8 @@ def _seen_side_on(views: list[TrackView], size: np.ndarray) -> bool:
 
 def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_distance_m: float) -> np.ndarray:
     """Where the ray through pixel ``uv`` meets the ground surface: first the plane z = 0, then the plane
-    at ``surface(xy)`` there (the road lies a curb below the pavement the camera walks on)."""
+    at ``surface(xy)`` there (the road lies a curb below the pavement the camera walks on), unless that
+    lies beyond ``max_distance_m`` (a ray near the horizon: on vtest.avi, the parked van)."""
     ground = pixel_to_ground(recon, index, uv[None], max_distance_m)[0]
     if surface is None or not np.isfinite(ground).all():
         return ground
@@ -187,7 +190,7 @@ def _contact(recon: Reconstruction, index: int, uv: np.ndarray, surface, max_dis
         return ground
     origin, direction = pixel_rays(recon, index, uv[None])
     s = (z - origin[2]) / direction[0, 2] if direction[0, 2] < -1e-9 else -1.0
-    return origin + s * direction[0] if 0 < s <= max_distance_m else np.full(3, np.nan)
+    return origin + s * direction[0] if 0 < s <= max_distance_m else ground
 
 
 class TrackView(NamedTuple):
@@ -390,7 +393,7 @@ def run_lifting(
                 spread_m=float(np.median(np.linalg.norm(centres - xy, axis=1))),
             )
         )
-    merged = _merge(lifted, cfg.merge_radius_m)
+    merged = _merge(lifted, cfg.merge_radius_m, cfg.vehicle_merge_radius_m)
     if len(merged) < len(lifted):
         dropped["merged_duplicates"] = len(lifted) - len(merged)
     return LiftedObjects(objects=tuple(merged), dropped=dropped)
@@ -454,15 +457,23 @@ def _extent_along(size: np.ndarray, yaw: float, direction: np.ndarray) -> float:
     )
 
 
-def _merge(objects: list[LiftedObject], radius: float) -> list[LiftedObject]:
-    """Greedy merge, strongest first: an object within ``radius`` of a kept one of the same L2 is absorbed."""
+def _merge(objects: list[LiftedObject], radius: float, vehicle_radius: float) -> list[LiftedObject]:
+    """Greedy merge, strongest first: an object within ``radius`` of a kept one of the same L2 is
+    absorbed, and a vehicle within ``vehicle_radius`` of a kept vehicle of any kind (COCO's "car" and
+    "truck" on one parked van give a sedan and a van)."""
+
+    def group(category: str) -> str:
+        cls = get_class(category)
+        return cls.l1 if cls.l1 in ALONG_STREET_L1 else cls.l2
+
     kept: list[LiftedObject] = []
     for obj in sorted(objects, key=lambda o: (-o.observations * o.score, o.track_id)):
-        l2 = get_class(obj.category).l2
+        mine = group(obj.category)
+        reach = vehicle_radius if mine in ALONG_STREET_L1 else radius
         near = [
             k
             for k in kept
-            if get_class(k.category).l2 == l2 and math.dist(k.position[:2], obj.position[:2]) < radius
+            if group(k.category) == mine and math.dist(k.position[:2], obj.position[:2]) < reach
         ]
         if not near:
             kept.append(obj)

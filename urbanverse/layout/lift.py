@@ -13,8 +13,8 @@ The street runs along the camera path (people film walking along it) and the roa
 of the path where the ground stage saw road. Vehicles lie along the street; street furniture and
 buildings face the road. Solid objects touch the ground with the face nearest the camera, so their
 centre lies farther along each ray by half the footprint's extent along it; slender ones (trees,
-poles, signs, bollards) stand on their centre. Non-oriented classes keep yaw 0. Same-class objects
-closer than the merge radius are merged.
+poles, signs, bollards) stand on their centre. Non-oriented classes keep yaw 0. Objects of one L2
+class closer than the merge radius are merged, and vehicles of any kind within the vehicle radius.
 """
 
 from __future__ import annotations

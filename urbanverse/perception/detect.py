@@ -117,7 +117,8 @@ class DetectionCfg:
     ``detector``: "ssd" (offline COCO SSD-MobileNet-v2), a YOLO exported to ONNX with its ``.json``
     sidecar (run by cv2.dnn, see ``onnx_yolo``), or a YOLO / YOLOE / YOLO-World weights path or
     name (needs ``pip install 'urbanverse[yolo]'``). ``min_score``: object-detector score
-    threshold. ``yolo_imgsz``: YOLO inference size (px). ``vocabulary``: open-vocabulary class names
+    threshold (with a crop classifier, boxes from ``confirm_min_score`` up need its confirmation).
+    ``yolo_imgsz``: YOLO inference size (px). ``vocabulary``: open-vocabulary class names
     (YOLO-World / YOLOE only). ``poles`` / ``vegetation``: run the pole and the tree/shrub detectors
     (``pole_cfg`` / ``vegetation_cfg``); each is skipped when the object detector has classes of that
     kind itself (a YOLO trained on lamps or trees). ``classifier``: the ImageNet crop classifier:

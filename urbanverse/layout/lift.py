@@ -43,6 +43,13 @@ SLENDER_L2 = frozenset(
 )  # fmt: skip
 #: L1 classes lying along the street (front along the driving direction).
 ALONG_STREET_L1 = frozenset({"vehicles"})
+
+
+def along_street(category: str) -> bool:
+    """Whether objects of ``category`` lie along the street (vehicles: ``ALONG_STREET_L1``)."""
+    return get_class(category).l1 in ALONG_STREET_L1
+
+
 #: L2 classes that face the street (front, +X of the asset, towards the road).
 FACING_L2 = frozenset(
     {
@@ -347,19 +354,19 @@ def run_lifting(
         if track.dynamic:
             dropped["dynamic"] = dropped.get("dynamic", 0) + 1
             continue
-        vehicle = track.category_path[0] in ALONG_STREET_L1
         obs = _observation_points(
-            track, recon, width, height, cfg, on_road if vehicle and on_road else surface
+            track, recon, width, height, cfg, on_road if on_road and along_street(track.category) else surface
         )
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue
         category, size = measured_size(track, obs, cfg)
         contact = np.median([v.ground[:2] for v in obs], axis=0)
-        axis, to_road = street.axis_and_road_side(contact, get_class(category).l1 in ALONG_STREET_L1)
+        vehicle = along_street(category)
+        axis, to_road = street.axis_and_road_side(contact, vehicle)
         sight = obs[0].ground[:2] - obs[0].eye[:2]
         sight = sight / max(float(np.linalg.norm(sight)), 1e-9)
-        side_on = single_view and get_class(category).l1 in ALONG_STREET_L1 and _seen_side_on(obs, size)
+        side_on = single_view and vehicle and _seen_side_on(obs, size)
         if side_on:  # one view: no path gives the street's direction, the box's width does
             axis = np.array([-sight[1], sight[0]])
         yaw, source = orient(category, axis, to_road)
@@ -463,13 +470,12 @@ def _merge(objects: list[LiftedObject], radius: float, vehicle_radius: float) ->
     "truck" on one parked van give a sedan and a van)."""
 
     def group(category: str) -> str:
-        cls = get_class(category)
-        return cls.l1 if cls.l1 in ALONG_STREET_L1 else cls.l2
+        return "vehicles" if along_street(category) else get_class(category).l2
 
     kept: list[LiftedObject] = []
     for obj in sorted(objects, key=lambda o: (-o.observations * o.score, o.track_id)):
         mine = group(obj.category)
-        reach = vehicle_radius if mine in ALONG_STREET_L1 else radius
+        reach = vehicle_radius if along_street(obj.category) else radius
         near = [
             k
             for k in kept

@@ -48,11 +48,11 @@ from urbanverse.layout.appearance import box_corners, class_log_probabilities, v
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
-    ALONG_STREET_L1,
     YOUNG_MAX_WIDTH_M,
     LiftedObject,
     LiftedObjects,
     StreetFrame,
+    along_street,
     mean_size,
     orient,
     tree_class_from_shape,
@@ -300,9 +300,9 @@ def _placed(
             size = np.clip([crown, crown, p.height_m], cls.size_min, cls.size_max)
         else:
             size = np.clip([mean[0], mean[1], p.height_m], cls.size_min, cls.size_max)
-    along_street = cls.l1 in ALONG_STREET_L1  # a vehicle parks along the street, whatever its points
-    axis, to_road = street.axis_and_road_side(p.xy, along_street)
-    footprint_axis = p.axis if p.long_m > 1.5 * p.short_m and not along_street else axis
+    vehicle = along_street(category)  # a vehicle parks along the street, whatever its points
+    axis, to_road = street.axis_and_road_side(p.xy, vehicle)
+    footprint_axis = p.axis if p.long_m > 1.5 * p.short_m and not vehicle else axis
     yaw, source = orient(category, footprint_axis if footprint_axis @ axis >= 0 else -footprint_axis, to_road)
     xy = p.xy
     missing = min(size[:2]) - p.short_m / core_share

@@ -98,6 +98,14 @@ def test_a_facade_is_left_out_and_the_bench_before_it_kept_apart() -> None:
     assert all(p.long_m < 6.0 for p in props)  # nothing facade-long survives
 
 
+def test_a_bench_under_the_dark_underside_of_a_crown_is_kept() -> None:
+    """Shadowed foliage is not green; only points that stand from low to high mark a wall or post."""
+    bench = _box((2.0, -2.0), (1.8, 0.5, 0.8), WOOD)
+    underside = _box((2.0, -2.0), (3.0, 3.0, 1.5), (40, 42, 38), base_m=2.6)
+    props = find_proposals(_cloud(bench, underside), ProposalCfg())
+    assert any(np.linalg.norm(p.xy - [2.0, -2.0]) < 0.3 for p in props)
+
+
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:
     wall = _box((0.0, -4.0), (9.0, 0.3, 1.2), GREY, n=3000)
     assert [classify(p, ProposalCfg()) for p in find_proposals(_cloud(wall), ProposalCfg())] == [None]

@@ -98,6 +98,20 @@ def test_a_facade_is_left_out_and_the_bench_before_it_kept_apart() -> None:
     assert all(p.long_m < 6.0 for p in props)  # nothing facade-long survives
 
 
+def test_a_crown_with_shaded_foliage_is_no_wall() -> None:
+    """Leaves in shadow are grey, not green; a crown's cells still hold mostly green points."""
+    trunk = _box((3.0, -2.0), (0.3, 0.3, 2.2), WOOD, n=150)
+    crown = _box((3.0, -2.0), (2.4, 2.4, 3.0), GREEN, n=1400, base_m=1.4)
+    shade = _box((3.0, -2.0), (2.4, 2.4, 3.0), (40, 40, 40), n=450, base_m=1.4)
+    cloud = _cloud(trunk, crown, shade)
+    (tree,) = find_proposals(cloud, ProposalCfg())
+    assert (
+        tree.xy == pytest.approx([3.0, -2.0], abs=0.1)
+        and classify(tree, ProposalCfg()) == "young_street_tree"
+    )
+    assert find_proposals(cloud, ProposalCfg(tall_share=0.0)) == []  # every crown cell taken for a wall
+
+
 def test_a_bench_under_the_dark_underside_of_a_crown_is_kept() -> None:
     """Shadowed foliage is not green; only points that stand from low to high mark a wall or post."""
     bench = _box((2.0, -2.0), (1.8, 0.5, 0.8), WOOD)

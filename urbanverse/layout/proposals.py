@@ -3,12 +3,13 @@
 The offline COCO detector misses most street furniture (and nearly all of it on rendered streets), but
 every bench, bin or parked car stands out of the ground in the dense points of
 :func:`urbanverse.recon.depth.dense_cloud`. Points between ``min_height_m`` and ``max_height_m``
-above the ground plane are binned into a bird's-eye grid (``cell_m``); cells holding points that are
-not green both above ``tall_m`` and between ``band_m`` and ``tall_m`` (facades, walls, poles stand
-from low to high; no furniture is that tall) are set aside, so a bench is not joined to the facade
-behind it, while a bench under the dark underside of a crown stays; the 8-connected components left
-are the proposals, but for those lying mostly within ``foot_cells`` of tall cells (the foot of a
-facade, a wall's lower rows).
+above the ground plane are binned into a bird's-eye grid (``cell_m``). The cells of walls, facades and
+posts (no furniture is that tall) are set aside, so a bench is not joined to the facade behind it:
+cells whose points that are not green reach above ``tall_m`` and fill the band from ``band_m`` up to
+it (a wall stands from low to high; the shaded underside of a crown over a bench does not), and make
+up ``tall_share`` of the cell's points (shaded leaves among green ones, a few stray points do not).
+The 8-connected components left are the proposals, but for those lying mostly within ``foot_cells``
+of tall cells (the foot of a facade, a wall's lower rows).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points) and a green share. Its box, cut from the nearest keyframes,
@@ -89,6 +90,7 @@ class ProposalCfg:
     min_keyframes: int = 2
     tall_m: float = 2.5
     band_m: float = 1.5
+    tall_share: float = 0.7
     foot_cells: int = 1
     max_foot_share: float = 0.3
     green_share: float = 0.2
@@ -152,10 +154,14 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
         return []
     xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
-    tall = (cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green) > 0) & (
-        cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & (xyz[:, 2] <= cfg.tall_m) & ~green) > 0
+    counts = cell_sums(flat, shape)
+    high = cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & ~green)
+    tall = (
+        (cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green) > 0)
+        & (cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & (xyz[:, 2] <= cfg.tall_m) & ~green) > 0)
+        & (high >= cfg.tall_share * counts)
     )
-    occupied = (cell_sums(flat, shape) >= cfg.min_cell_points) & ~tall
+    occupied = (counts >= cfg.min_cell_points) & ~tall
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
     labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))

@@ -120,6 +120,16 @@ def test_a_bench_under_the_dark_underside_of_a_crown_is_kept() -> None:
     assert any(np.linalg.norm(p.xy - [2.0, -2.0]) < 0.3 for p in props)
 
 
+def test_a_bench_under_a_crown_stands_apart_from_the_tree() -> None:
+    trunk = _box((3.0, -2.0), (0.3, 0.3, 2.4), WOOD, n=150)
+    crown = _box((3.0, -2.0), (3.0, 3.0, 2.5), GREEN, n=2000, base_m=2.2)
+    bench = _box((4.0, -2.0), (0.5, 1.8, 0.8), WOOD)
+    cloud = _cloud(trunk, crown, bench)
+    assert set(_by_class(cloud)) == {"young_street_tree", "bench"}
+    (merged,) = find_proposals(cloud, ProposalCfg(layer_m=0.0))  # whole columns: one cluster
+    assert classify(merged, ProposalCfg()) == "young_street_tree"
+
+
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:
     wall = _box((0.0, -4.0), (9.0, 0.3, 1.2), GREY, n=3000)
     assert [classify(p, ProposalCfg()) for p in find_proposals(_cloud(wall), ProposalCfg())] == [None]

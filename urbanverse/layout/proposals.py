@@ -8,8 +8,10 @@ posts (no furniture is that tall) are set aside, so a bench is not joined to the
 cells whose points that are not green reach above ``tall_m`` and fill the band from ``band_m`` up to
 it (a wall stands from low to high; the shaded underside of a crown over a bench does not), and make
 up ``tall_share`` of the cell's points (shaded leaves among green ones, a few stray points do not).
-The 8-connected components left are the proposals, but for those lying mostly within ``foot_cells``
-of tall cells (the foot of a facade, a wall's lower rows).
+The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals:
+their 26-connected components (a bench under a crown, with air between, stands apart from the tree),
+but for those lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower
+rows).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points) and a green share. Its box, cut from the nearest keyframes,
@@ -91,6 +93,7 @@ class ProposalCfg:
     tall_m: float = 2.5
     band_m: float = 1.5
     tall_share: float = 0.7
+    layer_m: float = 0.3
     foot_cells: int = 1
     max_foot_share: float = 0.3
     green_share: float = 0.2
@@ -164,14 +167,13 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     occupied = (counts >= cfg.min_cell_points) & ~tall
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
-    labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
-    foot_share = scipy.ndimage.mean(foot, labels, np.arange(1, n + 1)) if n else np.zeros(0)
+    point_label, n = _label_columns(flat, shape, xyz[:, 2], occupied, cfg)
     out = []
-    for label, member in enumerate(points_by_label(labels.ravel()[flat], n), start=1):
+    for member in points_by_label(point_label, n):
         owners = np.unique(owner[member])
         if len(member) < cfg.min_points or len(owners) < cfg.min_keyframes:
             continue
-        if foot_share[label - 1] > cfg.max_foot_share:
+        if foot.ravel()[np.unique(flat[member])].mean() > cfg.max_foot_share:
             continue
         pts = xyz[member]
         centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
@@ -188,6 +190,23 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
             )
         )
     return out
+
+
+def _label_columns(
+    flat: np.ndarray, shape: tuple[int, int], z: np.ndarray, occupied: np.ndarray, cfg: ProposalCfg
+) -> tuple[np.ndarray, int]:
+    """Per point ``(N,)``, its cluster ``1..n`` (0: its cell is not ``occupied``) and ``n``: the
+    26-connected components of the occupied cells' points in voxels ``cell_m`` wide and ``layer_m``
+    high (``layer_m`` 0: of the occupied cells, whole columns, 8-connected)."""
+    if cfg.layer_m <= 0:
+        labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
+        return labels.ravel()[flat], n
+    layer = np.floor((z - cfg.min_height_m) / cfg.layer_m).astype(int)
+    voxels = np.zeros((int(np.prod(shape)), int(layer.max()) + 1), bool)
+    inside = occupied.ravel()[flat]
+    voxels[flat[inside], layer[inside]] = True
+    labels, n = scipy.ndimage.label(voxels.reshape(*shape, -1), structure=np.ones((3, 3, 3)))
+    return np.where(inside, labels.reshape(len(voxels), -1)[flat, layer], 0), n
 
 
 def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

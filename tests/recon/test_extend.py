@@ -1,5 +1,6 @@
 """Keyframes a model left out are chained from their registered neighbours along the ground plane,
-and a keyframe whose image does not continue the walk is not."""
+and a keyframe whose image does not continue the walk is not; a stop is believed only where the whole
+view stands still."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
-from urbanverse.recon.extend import ExtendParams, extend_by_ground
+from urbanverse.recon.extend import ExtendParams, _ground_points, _still_agreement, extend_by_ground
 from urbanverse.recon.geometry import make_pose
 
 STREET = Street(width=480, height_px=270)
@@ -57,8 +58,33 @@ def test_an_image_that_does_not_continue_the_walk_is_left_out(walk, tmp_path) ->
     assert added == []
 
 
-def test_off_by_default_and_nothing_to_do_when_all_are_registered(walk) -> None:
+def test_a_stop_is_chained_where_the_whole_view_stands_still(tmp_path) -> None:
+    poses = camera_path(STREET, np.array([1.0, 1.5, 2.0, 2.0]))  # walking 0.5 m a keyframe, then still
+    renderer = StreetRenderer(STREET)
+    for i, m in enumerate(poses):
+        cv2.imwrite(str(tmp_path / f"{i}.jpg"), renderer.render(m), [cv2.IMWRITE_JPEG_QUALITY, 100])
+    extended, added = extend_by_ground(_without(street_reconstruction(STREET, poses), {3}), tmp_path, ON)
+    assert added == [3]
+    assert extended.keyframes[3].position == pytest.approx(poses[3][:3, 3], abs=0.05)
+
+
+def test_a_walked_step_taken_for_a_stop_fails_the_still_view_check(walk) -> None:
+    """The facades shift with parallax when the camera walked; turned by the rotation alone they do
+    not line up (a crosswalk's stripes along the walk let ground PnP keep the camera still)."""
     folder, poses = walk
-    partial = _without(street_reconstruction(STREET, poses), {4})
-    assert extend_by_ground(partial, folder)[1] == []
+    gray = [cv2.imread(str(folder / f"{i}.jpg"), cv2.IMREAD_GRAYSCALE) for i in (2, 4)]
+    k = street_reconstruction(STREET, poses).intrinsics.matrix()
+    h, w = gray[0].shape
+    rows, cols = np.mgrid[0:h, 0:w]
+    ground = np.isfinite(_ground_points(poses[2], k, np.c_[cols.ravel(), rows.ravel()] + 0.5, 8.0)[:, 0])
+    ground = ground.reshape(h, w)
+    assert _still_agreement(poses[2], poses[2], gray[0], gray[0], k, ground) > 0.99
+    assert _still_agreement(poses[2], poses[2], gray[0], gray[1], k, ground) < 0.3  # walked 1 m
+
+
+def test_on_by_default_and_nothing_to_do_when_all_are_registered(walk) -> None:
+    folder, poses = walk
+    partial = _without(street_reconstruction(STREET, poses), {3, 4})
+    assert extend_by_ground(partial, folder)[1] == [3, 4]
+    assert extend_by_ground(partial, folder, ExtendParams(enabled=False))[1] == []
     assert extend_by_ground(street_reconstruction(STREET, poses), folder, ON)[1] == []

@@ -9,8 +9,10 @@ forward and backward) then give 3D-2D matches, and ``cv2.solvePnPRansac`` the ne
 Pixels that are not ground (a facade's foot, a bollard) are RANSAC outliers. The new pose is kept
 when enough matches agree, the camera stays near the walking height, it moved a walking step, and
 the ground of the two keyframes, warped onto each other by the two poses, lines up (tracks on a
-smooth or repeating pavement can agree on a wrong step); then its own neighbour is tried, outward
-from each registered run, until a check fails.
+smooth or repeating pavement can agree on a wrong step), and, where it stood still while the walk's
+pace says it walked on, the rest of the view stood still too (ground seen in a narrow band ahead
+cannot tell a step from a nod); then its own neighbour is tried, outward from each registered run,
+until a check fails.
 
 Why by hand: OpenCV gives the tracking and the PnP; casting pixels to a fitted ground plane and
 the chaining are this project's (COLMAP registers new images only against its own triangulated
@@ -34,12 +36,14 @@ class ExtendParams:
     """Chaining thresholds: ground seen within ``max_ground_m`` of the camera; ``min_inliers`` PnP
     inliers, at least ``min_inlier_share`` of the tracked corners; the new camera within
     ``height_tolerance`` (relative) of the prior height and at most ``max_step_m`` from the last; the
-    ground of the two keyframes, warped by their poses, correlating at ``min_ground_ncc`` or more."""
+    ground of the two keyframes, warped by their poses, correlating at ``min_ground_ncc`` or more. A
+    step under ``stop_share`` of the walk's pace (where that pace predicts ``min_paced_m`` or more)
+    is a stop only where the view off the ground, turned by the rotation alone, correlates as well."""
 
-    enabled: bool = False
-    """Off by default: on the round-trip tours it registered 6-7 more keyframes on two of five tours
-    (within 0.3 m of the truth) but left the object scores unchanged and one tour's ground IoU 0.06
-    lower (BENCHMARKS.md); ``--set recon.extend.enabled=true`` turns it on."""
+    enabled: bool = True
+    """On the round-trip tours it registers 1-6 more keyframes on three of five tours and the blind
+    object hits rise 37 -> 43 of 123 (BENCHMARKS.md); ``--set recon.extend.enabled=false`` turns it
+    off."""
     max_corners: int = 1500
     max_ground_m: float = 8.0
     max_track_error_px: float = 1.0
@@ -49,6 +53,8 @@ class ExtendParams:
     height_tolerance: float = 0.25
     max_step_m: float = 3.0
     min_ground_ncc: float = 0.6
+    min_paced_m: float = 0.2
+    stop_share: float = 0.5
 
 
 def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: float) -> np.ndarray:
@@ -115,10 +121,17 @@ def _step(
     m_b[:3, 3] = (-rot.T @ tvec).ravel()
     if abs(m_b[2, 3] / height_m - 1.0) > p.height_tolerance:
         return None
-    if np.linalg.norm(m_b[:3, 3] - m_a[:3, 3]) > p.max_step_m:
+    step, paced = np.linalg.norm(m_b[:3, 3] - m_a[:3, 3]), np.linalg.norm(predicted[:3, 3] - m_a[:3, 3])
+    if step > p.max_step_m:
         return None
     if not _ground_agreement(m_a, m_b, gray_a, gray_b, k, mask.astype(bool)) >= p.min_ground_ncc:
         return None  # (NaN, too little ground seen twice, fails too)
+    if paced >= p.min_paced_m and step < p.stop_share * paced:
+        # Ground seen in a narrow band ahead cannot tell a step forward from a nod: on a crosswalk
+        # whose stripes run along the walk, PnP kept the camera still while it walked a metre. A stop
+        # holds only where the rest of the view, turned by the rotation alone, lines up too.
+        if not _still_agreement(m_a, m_b, gray_a, gray_b, k, mask.astype(bool)) >= p.min_ground_ncc:
+            return None
     return m_b
 
 
@@ -130,20 +143,41 @@ def _ground_agreement(
     k: np.ndarray,
     ground: np.ndarray,
 ) -> float:
-    """Normalised cross-correlation of the fine texture (minus a 5 px blur) of keyframe a's ground
-    pixels (``ground (H, W)`` bool) and keyframe b warped onto them by the ground homography of the
-    two poses; NaN (no evidence) where b sees under 1000 of them.
+    """Normalised cross-correlation of the fine texture of keyframe a's ground pixels (``ground (H, W)``
+    bool) and keyframe b warped onto them by the ground homography of the two poses
+    (:func:`_texture_agreement`).
 
     Tracks on a smooth or repeating pavement can all agree on a wrong step; the warp of the whole
     ground then misaligns its texture, which this measures.
     """
+    return _texture_agreement(plane_homography(m_a, m_b, k), gray_a, gray_b, ground)
+
+
+def _still_agreement(
+    m_a: np.ndarray,
+    m_b: np.ndarray,
+    gray_a: np.ndarray,
+    gray_b: np.ndarray,
+    k: np.ndarray,
+    ground: np.ndarray,
+) -> float:
+    """The agreement of keyframe a's pixels off the ground (``~ground``) with keyframe b warped onto
+    them by the two poses' rotation alone (the homography of the plane at infinity): high where the
+    camera stood still, low where it walked (facades and posts shift with parallax)."""
+    h_ab = k @ m_b[:3, :3].T @ m_a[:3, :3] @ np.linalg.inv(k)
+    return _texture_agreement(h_ab, gray_a, gray_b, ~ground)
+
+
+def _texture_agreement(h_ab: np.ndarray, gray_a: np.ndarray, gray_b: np.ndarray, use: np.ndarray) -> float:
+    """Normalised cross-correlation of the fine texture (minus a 5 px blur) of keyframe a's pixels
+    ``use (H, W)`` and keyframe b warped onto them by the homography ``h_ab`` (a's pixels to b's);
+    NaN (no evidence) where b sees under 1000 of them."""
     h, w = gray_a.shape
-    h_ab = plane_homography(m_a, m_b, k)
     warped = cv2.warpPerspective(gray_b, h_ab, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP)
     inside = cv2.warpPerspective(
         np.ones_like(gray_b), h_ab, (w, h), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP
     ).astype(bool)
-    use = ground & inside
+    use = use & inside
     if use.sum() < 1000:
         return float("nan")
     fine_a = gray_a.astype(float) - cv2.GaussianBlur(gray_a.astype(float), (0, 0), 5)

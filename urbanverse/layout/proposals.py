@@ -158,16 +158,13 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
     counts = cell_sums(flat, shape)
-    high = cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & ~green)
-    tall = (
-        (cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green) > 0)
-        & (cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & (xyz[:, 2] <= cfg.tall_m) & ~green) > 0)
-        & (high >= cfg.tall_share * counts)
-    )
+    above = cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green)
+    high = cell_sums(flat, shape, (xyz[:, 2] > cfg.band_m) & ~green)  # the band and above
+    tall = (above > 0) & (high > above) & (high >= cfg.tall_share * counts)
     occupied = (counts >= cfg.min_cell_points) & ~tall
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
-    point_label, n = _label_columns(flat, shape, xyz[:, 2], occupied, cfg)
+    point_label, n = _clusters(flat, shape, xyz[:, 2], occupied, cfg)
     out = []
     for member in points_by_label(point_label, n):
         owners = np.unique(owner[member])
@@ -192,7 +189,7 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     return out
 
 
-def _label_columns(
+def _clusters(
     flat: np.ndarray, shape: tuple[int, int], z: np.ndarray, occupied: np.ndarray, cfg: ProposalCfg
 ) -> tuple[np.ndarray, int]:
     """Per point ``(N,)``, its cluster ``1..n`` (0: its cell is not ``occupied``) and ``n``: the

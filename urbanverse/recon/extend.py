@@ -124,13 +124,14 @@ def _step(
     step, paced = np.linalg.norm(m_b[:3, 3] - m_a[:3, 3]), np.linalg.norm(predicted[:3, 3] - m_a[:3, 3])
     if step > p.max_step_m:
         return None
-    if not _ground_agreement(m_a, m_b, gray_a, gray_b, k, mask.astype(bool)) >= p.min_ground_ncc:
+    ground = mask.astype(bool)
+    if not _ground_agreement(m_a, m_b, gray_a, gray_b, k, ground) >= p.min_ground_ncc:
         return None  # (NaN, too little ground seen twice, fails too)
     if paced >= p.min_paced_m and step < p.stop_share * paced:
         # Ground seen in a narrow band ahead cannot tell a step forward from a nod: on a crosswalk
         # whose stripes run along the walk, PnP kept the camera still while it walked a metre. A stop
         # holds only where the rest of the view, turned by the rotation alone, lines up too.
-        if not _still_agreement(m_a, m_b, gray_a, gray_b, k, mask.astype(bool)) >= p.min_ground_ncc:
+        if not _still_agreement(m_a, m_b, gray_a, gray_b, k, ground) >= p.min_ground_ncc:
             return None
     return m_b
 

@@ -211,3 +211,25 @@ def test_yolo_seg_trained_on_synthetic_streets(tmp_path, monkeypatch):
     assert {d.category for d in dets} <= {"broadleaf_tree", "street_lamp"}
     with_mask = [d for d in dets if d.mask is not None]
     assert with_mask and decode_rle(with_mask[0].mask).shape == (480, 640)
+
+
+def test_a_vehicle_box_inside_a_stronger_vehicle_box_is_a_part_of_it():
+    """bus.jpg: the SSD boxes the minibus whole (0.92) and its side as a "bus" (0.66); cast from its
+    higher bottom edge, the side would be a second bus 10 m behind. A person before the bus and a
+    car beside it (half inside) stay."""
+    from urbanverse.perception.boxes import Candidate
+    from urbanverse.perception.detect import _without_vehicle_parts
+
+    boxes = {
+        "bus": ([4, 214, 810, 759], 0.92),
+        "truck": ([232, 266, 802, 716], 0.66),
+        "person": ([53, 395, 228, 898], 0.99),
+        "car": ([700, 500, 1000, 760], 0.6),
+    }
+    mapped = [
+        (Candidate(label, score, np.array(box, float), "ssd_coco"), map_label(label))
+        for label, (box, score) in boxes.items()
+    ]
+    order = sorted(range(len(mapped)), key=lambda i: -mapped[i][0].score)
+    kept = _without_vehicle_parts(mapped, order, DetectionCfg().part_containment)
+    assert sorted(mapped[i][0].label for i in kept) == ["bus", "car", "person"]

@@ -18,7 +18,9 @@ Per keyframe:
    box scored below ``min_score`` (down to ``confirm_min_score``) only where its look confirms the
    box's taxonomy family, and relabels a static detection whose look beats its class by more than the
    detector's confidence (:func:`relabel_by_look`);
-6. duplicates across classes (the SSD's "car" and "truck" on one van) are suppressed.
+6. duplicates across classes (the SSD's "car" and "truck" on one van) are suppressed, and so is a
+   vehicle box lying mostly inside a stronger one (the SSD's "bus" on the side of a minibus it also
+   boxed whole: cast from its higher bottom edge, a second bus 10 m behind the first).
 """
 
 from __future__ import annotations
@@ -133,6 +135,8 @@ class DetectionCfg:
     an object detector's box scored from ``confirm_min_score`` to ``min_score`` (the SSD scores
     rendered cars 0.1-0.3: at 0.4 it finds 3 of 72 on two round-trip tours, at 0.1 25, with 5 false).
     ``nms_iou``: IoU above which detections of different classes on one object are merged.
+    ``part_containment``: the share of a vehicle box inside a stronger vehicle box that makes it a
+    part of that vehicle (dropped).
     ``min_similarity``: MiniLM cosine to map a free-form label. ``masks``: keep instance masks
     (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads.
     """
@@ -154,6 +158,7 @@ class DetectionCfg:
     look_min_prob: float = 0.5
     confirm_min_score: float = 0.1
     nms_iou: float = 0.7
+    part_containment: float = 0.9
     min_similarity: float = 0.5
     masks: bool = True
     threads: int = 2
@@ -174,7 +179,14 @@ class DetectionCfg:
                 f"detection.confirm_min_score: expected 0..min_score ({self.min_score}), "
                 f"got {self.confirm_min_score}"
             )
-        for name in ("pole_min_prob", "refine_min_prob", "look_min_prob", "nms_iou", "min_similarity"):
+        for name in (
+            "pole_min_prob",
+            "refine_min_prob",
+            "look_min_prob",
+            "nms_iou",
+            "part_containment",
+            "min_similarity",
+        ):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise InputError(f"detection.{name}: expected 0..1, got {getattr(self, name)}")
         if self.threads < 1:
@@ -325,6 +337,18 @@ def _frame_candidates(
 SHAPE_SOURCES = frozenset({"vegetation", "poles"})
 
 
+def _without_vehicle_parts(mapped: list, keep: list[int], containment: float) -> list[int]:
+    """``keep`` (indices into ``mapped``, ``(candidate, label mapping)`` pairs, highest score first)
+    less the vehicle boxes lying ``containment`` or more inside a higher-scored kept vehicle box."""
+    vehicles = [k for k in keep if mapped[k][1].category_path[0] == "vehicles"]
+    if len(vehicles) < 2:
+        return keep
+    boxes = np.array([mapped[k][0].box for k in vehicles])
+    inside = containment_matrix(boxes, boxes)
+    parts = {k for j, k in enumerate(vehicles) if (inside[j, :j] >= containment).any()}
+    return [k for k in keep if k not in parts]
+
+
 def relabel_by_look(
     rgb: np.ndarray,
     mapped: list[tuple[Candidate, LabelMatch]],
@@ -401,6 +425,7 @@ def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None)
             seconds["crop_classifier"] += time.perf_counter() - t
         # duplicates across classes and sources: one object, one detection (vegetation masks excepted)
         keep = nms(np.array([c.box for c, _ in mapped]), np.array([c.score for c, _ in mapped]), cfg.nms_iou)
+        keep = _without_vehicle_parts(mapped, keep, cfg.part_containment)
         dets = []
         for k in sorted(keep):
             c, m = mapped[k]

@@ -187,6 +187,18 @@ def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed()
     assert sedan.category == "sedan" and sedan.position[:2] == pytest.approx((-4.0, 3.0), abs=0.3)
 
 
+def test_a_cluster_much_lower_than_the_tracked_tree_is_a_part_of_it() -> None:
+    """The trunk and stakes of a young tree, parted from its crown by air, do not rename the tree the
+    vegetation detector boxed (4 m tall) into a bin; the tree still moves onto them."""
+    cfg = ProposalCfg()
+    (stakes,) = find_proposals(_cloud(_box((2.0, -2.0), (0.5, 0.5, 0.8), WOOD)), cfg)
+    assert classify(stakes, cfg) not in (None, "young_street_tree")
+    tree = dataclasses.replace(_lifted((2.6, -1.6), "young_street_tree"), label="tree", size=(1.5, 1.5, 4.0))
+    (moved,), _ = refine_tracked([tree], [stakes], STREET, cfg)
+    assert moved.category == "young_street_tree"
+    assert moved.position[:2] == pytest.approx((2.0, -2.0), abs=0.2)
+
+
 def test_a_crown_that_runs_out_of_the_frame_is_cut_and_a_narrow_one_columnar() -> None:
     street = Street(width=480, height_px=270)
     poses = camera_path(street, np.array([1.0, 1.5]))  # walking along +x from x = 1.2 m, 1.6 m high

@@ -105,6 +105,7 @@ class ProposalCfg:
     car_height_m: tuple[float, float] = (1.0, 2.3)
     max_length_m: float = 6.0
     explained_m: float = 1.5
+    part_height: float = 0.5
     furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
     max_misfit: float = 1.0
     score: float = 0.3
@@ -351,7 +352,9 @@ def refine_tracked(
     detector's confidence (:func:`urbanverse.perception.crop_classifier.look_outranks`: the COCO
     detector named a rendered bollard a car at score 0.5), or where the track came from the colour and
     shape detectors (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is
-    neither green nor unnamed: a wooden bench is no shrub.
+    neither green nor unnamed: a wooden bench is no shrub. A proposal under ``part_height`` of the
+    object's height is a part of it and names nothing (the trunk and stakes of a young tree, parted
+    from the crown by air in the voxel clusters, had renamed it a bin).
     """
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
@@ -365,7 +368,7 @@ def refine_tracked(
         used.add(j)
         moved.add(i)
         obj, p = lifted[i], proposals[j]
-        named = classify(p, cfg)
+        named = classify(p, cfg) if p.height_m >= cfg.part_height * obj.size[2] else None
         # The look may outrank the detector's class; a shape detector's guess gives way to the
         # proposal's shape unless the cluster is green.
         guessed = obj.label.lower() in SHAPE_DETECTOR_LABELS and p.green < cfg.green_share

@@ -3,6 +3,8 @@ result does not depend on what used OpenCV's random generator before."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
@@ -55,6 +57,16 @@ def test_dense_points_keep_the_ground_behind_the_walls_out(street_frames, tmp_pa
     dense = _ground(street_frames, tmp_path / "dense", GroundCfg(parallax_px=0), dense=True)
     assert _area_behind_walls(dense) < 0.4 * _area_behind_walls(plain)
     assert sum(r.area_m2 for r in dense.regions) > 60.0
+
+
+def test_raised_dense_points_hide_the_ground_at_their_pixels(street_frames, tmp_path) -> None:
+    """With neither the parallax nor the free-space check, the walls' own dense points (all higher
+    than 0.3 m) keep their pixels from being cast onto the ground behind them."""
+    alone = GroundCfg(parallax_px=0, obstacle_min_height_m=0)
+    plain = _ground(street_frames, tmp_path / "plain", dataclasses.replace(alone, raised_min_height_m=0))
+    raised = _ground(street_frames, tmp_path / "raised", alone, dense=True)
+    assert _area_behind_walls(raised) < 0.4 * _area_behind_walls(plain)
+    assert sum(r.area_m2 for r in raised.regions) > 60.0
 
 
 def test_the_ground_does_not_depend_on_opencvs_generator_state(street_frames, tmp_path) -> None:

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
-from urbanverse.recon.extend import ExtendParams, _ground_points, _still_agreement, extend_by_ground
+from urbanverse.recon.extend import (
+    ExtendParams,
+    _ground_points,
+    _still_agreement,
+    extend_by_ground,
+    video_frames_wanted,
+)
 from urbanverse.recon.geometry import make_pose
 
 STREET = Street(width=480, height_px=270)
@@ -88,3 +94,39 @@ def test_on_by_default_and_nothing_to_do_when_all_are_registered(walk) -> None:
     assert extend_by_ground(partial, folder)[1] == [3, 4]
     assert extend_by_ground(partial, folder, ExtendParams(enabled=False))[1] == []
     assert extend_by_ground(street_reconstruction(STREET, poses), folder, ON)[1] == []
+
+
+def _turned(poses: np.ndarray, yaw_deg: np.ndarray) -> np.ndarray:
+    """``poses (T, 4, 4)`` with each camera turned about the vertical by ``yaw_deg (T,)`` (left)."""
+    out = poses.copy()
+    for m, deg in zip(out, np.radians(yaw_deg), strict=True):
+        c, s = np.cos(deg), np.sin(deg)
+        m[:3, :3] = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]) @ m[:3, :3]
+    return out
+
+
+def test_a_turn_is_chained_through_the_video_frames_between_keyframes(tmp_path) -> None:
+    """Turning 30 degrees in a second: the next keyframe is too far round for tracks started from the
+    last one, but followed through the video frames at 10 per second the corners get there."""
+    times = np.arange(10, 26) / 10.0  # video frames 10..25 at 10 fps
+    poses = _turned(camera_path(STREET, times), np.clip(times - 1.5, 0.0, None) * 30.0)
+    renderer = StreetRenderer(STREET)
+    grays = {10 + i: cv2.cvtColor(renderer.render(m), cv2.COLOR_BGR2GRAY) for i, m in enumerate(poses)}
+    keyframe_at = {0: 10, 1: 15, 2: 25}  # keyframe index -> video frame
+    for i, f in keyframe_at.items():
+        cv2.imwrite(str(tmp_path / f"{i}.jpg"), grays[f], [cv2.IMWRITE_JPEG_QUALITY, 100])
+    truth = street_reconstruction(STREET, poses[[f - 10 for f in keyframe_at.values()]])
+    truth = dataclasses.replace(
+        truth,
+        keyframes=tuple(
+            make_pose(i, f, f / 10.0, f"{i}.jpg", poses[f - 10]) for i, f in keyframe_at.items()
+        ),
+    )
+    partial = _without(truth, {2})
+    assert extend_by_ground(partial, tmp_path, ON)[1] == []  # keyframes alone: lost in the turn
+    wanted = video_frames_wanted(partial, 10.0, ON)
+    assert wanted == list(range(15, 26))
+    extended, added = extend_by_ground(partial, tmp_path, ON, {f: grays[f] for f in wanted})
+    assert added == [2]
+    assert extended.keyframes[2].position == pytest.approx(poses[-1][:3, 3], abs=0.05)
+    assert extended.keyframes[2].yaw_rad == pytest.approx(truth.keyframes[2].yaw_rad, abs=np.radians(1.0))

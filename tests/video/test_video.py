@@ -13,6 +13,7 @@ import pytest
 from tests.video.synth import Street, StreetRenderer, camera_path, write_video
 from urbanverse.errors import InputError
 from urbanverse.video import KeyframeSet, VideoCfg, load_keyframes, run_video, split_shots
+from urbanverse.video.decode import read_gray_frames
 
 OPENCV_DATA = Path(os.environ.get("OPENCV_SAMPLES_DATA", "/usr/share/doc/opencv-doc/examples/data"))
 
@@ -168,3 +169,16 @@ def test_vtest_static_street(tmp_path: Path) -> None:
     assert kfs.original_size == (768, 576) and len(kfs.shots) == 1
     assert all(k.reason != "motion" for k in kfs.keyframes)
     assert 40 <= len(kfs.keyframes) <= 60
+
+
+def test_gray_frames_are_read_by_the_stage_s_frame_numbers(tmp_path: Path) -> None:
+    """Frame i of this video is grey level 20 i: the frames asked for come back resized, by number;
+    numbers past the end are left out."""
+    frames = [np.full((64, 96, 3), 20 * i, np.uint8) for i in range(10)]
+    _write_frames(tmp_path / "grey.mp4", frames)
+    got = read_gray_frames(tmp_path / "grey.mp4", [7, 2, 5, 40], (48, 32))
+    assert sorted(got) == [2, 5, 7]
+    for i, gray in got.items():
+        assert gray.shape == (32, 48)
+        assert float(gray.mean()) == pytest.approx(20 * i, abs=3)
+    assert read_gray_frames(tmp_path / "grey.mp4", [], (48, 32)) == {}

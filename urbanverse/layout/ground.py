@@ -25,7 +25,7 @@ import shapely
 from urbanverse.layout.lift import path_directions
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
 from urbanverse.perception.records import FrameDetections
-from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground
+from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground, project
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec2, Vec3, record
 
@@ -57,6 +57,9 @@ class GroundCfg:
     """Sparse SfM points higher than this hide the ground behind them (free space); 0 turns it off."""
     obstacle_max_range_m: float = 40.0
     """Obstacle points farther than this from the camera are ignored."""
+    raised_min_height_m: float = 0.3
+    """Dense points higher than this above the plane hide the ground at the pixels they project to
+    (benches, bins, car bodies, trunks: objects too low for the free-space check); 0 turns it off."""
     colour_clusters: int = 3
     """k-means clusters of the non-vegetation colours, each then labelled walked paving or road."""
     walked_share: float = 0.5
@@ -132,6 +135,29 @@ def _on_ground(
     return ok
 
 
+def _raised(
+    recon: Reconstruction, index: int, points_xyz: np.ndarray, shape: tuple[int, int], cfg: GroundCfg
+) -> np.ndarray:
+    """Mask ``(ceil(H / pixel_stride), ceil(W / pixel_stride))`` of the sampled pixels of keyframe
+    ``index`` (image ``shape`` (H, W)) onto which a point of ``points_xyz (M, 3)`` higher than
+    ``raised_min_height_m`` projects.
+
+    Seen from a camera above the plane, a point above the plane lies on its ray before the ray
+    reaches the ground, so the ground there is hidden, whichever keyframe the point was measured
+    in. Dense points sample every few pixels: the mask is grown by one sample cell either side."""
+    s = cfg.pixel_stride
+    h, w = shape
+    grid = np.zeros((-(-h // s), -(-w // s)), np.uint8)
+    high = points_xyz[(points_xyz[:, 2] > cfg.raised_min_height_m) & (points_xyz[:, 2] < 25.0)]
+    if len(high):
+        uv, depth = project(recon, index, high)
+        ok = (depth > 0) & (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
+        cells = (uv[ok] // s).astype(int)
+        grid[cells[:, 1], cells[:, 0]] = 1
+        grid = cv2.dilate(grid, np.ones((3, 3), np.uint8))
+    return grid.astype(bool)
+
+
 def _splat(
     frames: Sequence[int],
     recon: Reconstruction,
@@ -139,9 +165,11 @@ def _splat(
     boxes: dict,
     points_xyz: np.ndarray,
     cfg: GroundCfg,
+    dense_xyz: np.ndarray,
 ):
     """World xy ``(N, 2)`` and colours ``(N, 3)`` of ground pixels over keyframes ``frames``;
-    ``points_xyz (M, 3)``: 3D points whose tall ones are obstacles (free space)."""
+    ``points_xyz (M, 3)``: 3D points whose tall ones are obstacles (free space); ``dense_xyz (D, 3)``:
+    dense points, whose raised ones hide the ground where they project."""
     registered = [k.index for k in recon.registered if k.index in images]
     z = points_xyz[:, 2]
     # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
@@ -153,6 +181,8 @@ def _splat(
         h, w = image.shape[:2]
         vs, us = np.mgrid[0 : h : cfg.pixel_stride, 0 : w : cfg.pixel_stride]
         keep = np.ones(us.shape, bool)
+        if cfg.raised_min_height_m > 0:
+            keep &= ~_raised(recon, index, dense_xyz, (h, w), cfg)
         for x1, y1, x2, y2 in boxes.get(index, ()):
             keep &= ~((us >= x1) & (us <= x2) & (vs >= y1) & (vs <= y2))
         uv = np.stack([us[keep], vs[keep]], axis=1).astype(float) + 0.5
@@ -343,7 +373,8 @@ def run_ground(
     ``points``: the reconstruction's sparse points (world frame), and ``dense_xyz (N, 3)``: its dense
     points (:func:`urbanverse.recon.depth.dense_cloud`), obstacles for the free-space check. The
     dense points outline facades that the sparse ones leave full of holes: on the round-trip tours,
-    the ground behind house fronts had been cast onto the plane as road and crosswalk.
+    the ground behind house fronts had been cast onto the plane as road and crosswalk. Raised dense
+    points also hide the ground at the pixels they project to (``raised_min_height_m``).
     """
     cfg = cfg or GroundCfg()
     # k-means starts and RANSAC samples draw from OpenCV's process-wide generator: seed it, so the
@@ -357,9 +388,10 @@ def run_ground(
     step = max(1, len(images) // cfg.max_keyframes)
     boxes = {f.frame_index: [d.box for d in f.detections] for f in detections.frames}
     xyz = (points or empty_points()).xyz
-    if dense_xyz is not None:
-        xyz = np.concatenate([xyz, np.asarray(dense_xyz, float).reshape(-1, 3)])
-    xy, rgb = _splat(list(images)[::step], recon, images, boxes, xyz, cfg)
+    dense_xyz = np.zeros((0, 3)) if dense_xyz is None else np.asarray(dense_xyz, float).reshape(-1, 3)
+    xy, rgb = _splat(
+        list(images)[::step], recon, images, boxes, np.concatenate([xyz, dense_xyz]), cfg, dense_xyz
+    )
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     lo = np.minimum(xy.min(axis=0) if len(xy) else path.min(axis=0), path.min(axis=0)) - 1.0
     hi = np.maximum(xy.max(axis=0) if len(xy) else path.max(axis=0), path.max(axis=0)) + 1.0

@@ -6,22 +6,30 @@ metric and ground-aligned, the ground itself is a known 3D structure: a pixel of
 keyframe below the horizon sees the point where its ray meets ``z = 0``. Corners tracked from a
 registered keyframe into its unregistered neighbour (OpenCV pyramidal Lucas-Kanade, checked
 forward and backward) then give 3D-2D matches, and ``cv2.solvePnPRansac`` the neighbour's pose.
-Pixels that are not ground (a facade's foot, a bollard) are RANSAC outliers. The new pose is kept
-when enough matches agree, the camera stays near the walking height, it moved a walking step, and
-the ground of the two keyframes, warped onto each other by the two poses, lines up (tracks on a
-smooth or repeating pavement can agree on a wrong step), and, where it stood still while the walk's
-pace says it walked on, the rest of the view stood still too (ground seen in a narrow band ahead
-cannot tell a step from a nod); then its own neighbour is tried, outward from each registered run,
-until a check fails.
+Pixels that are not ground (a facade's foot, a bollard) are RANSAC outliers; the tracks that,
+triangulated between the two poses, stand off the plane (the road below a kerb) are left out of a
+final PnP. The new pose is kept when enough matches agree, the camera stays near the walking
+height, it moved a walking step, and the ground of the two keyframes, warped onto each other by the
+two poses, lines up (tracks on a smooth or repeating pavement can agree on a wrong step); then its
+own neighbour is tried, outward from each registered run, until a check fails.
 
-Why by hand: OpenCV gives the tracking and the PnP; casting pixels to a fitted ground plane and
-the chaining are this project's (COLMAP registers new images only against its own triangulated
-points, which these keyframes lack).
+From a video, the corners are followed frame by frame through the video frames between the two
+keyframes (about ``track_fps``): where the walk turns, keyframes crowd but still lie up to two
+metres and tens of degrees apart, and a single jump that long loses the tracks, locks them onto the
+wrong repeat of a paving, or slides them along zebra stripes that run with the walk. Between
+keyframes alone (a folder of photos), tracks start where the walk's pace puts them, and where the
+camera stood still while that pace says it walked on, the rest of the view must stand still too
+(ground seen in a narrow band ahead cannot tell a step from a nod).
+
+Why by hand: OpenCV gives the tracking, the triangulation and the PnP; casting pixels to a fitted
+ground plane and the chaining are this project's (COLMAP registers new images only against its own
+triangulated points, which these keyframes lack).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 
 import cv2
@@ -41,20 +49,45 @@ class ExtendParams:
     is a stop only where the view off the ground, turned by the rotation alone, correlates as well."""
 
     enabled: bool = True
-    """On the round-trip tours it registers 1-6 more keyframes on three of five tours and the blind
-    object hits rise 37 -> 43 of 123 (BENCHMARKS.md); ``--set recon.extend.enabled=false`` turns it
-    off."""
+    """On the round-trip tours it registers the turning stretches SfM left out (BENCHMARKS.md);
+    ``--set recon.extend.enabled=false`` turns it off."""
     max_corners: int = 1500
     max_ground_m: float = 8.0
     max_track_error_px: float = 1.0
-    reprojection_px: float = 2.0
+    reprojection_px: float = 4.0
     min_inliers: int = 60
     min_inlier_share: float = 0.4
     height_tolerance: float = 0.25
     max_step_m: float = 3.0
-    min_ground_ncc: float = 0.6
+    min_ground_ncc: float = 0.5
     min_paced_m: float = 0.2
     stop_share: float = 0.5
+    plane_tolerance_m: float = 0.07
+    """Tracks triangulated farther than this off the plane are left out of b's final pose; 0: off."""
+    track_fps: float = 10.0
+    """Video frames between two keyframes are tracked through at about this rate (0: keyframes only)."""
+    max_video_frames: int = 1500
+    """At most this many video frames (about 0.5 MB each at 960 x 540) are held; more gaps to cross
+    thin the rate."""
+
+
+def video_frames_wanted(recon: Reconstruction, fps: float, p: ExtendParams) -> list[int]:
+    """Indices of the video frames (at about ``track_fps``) between each unregistered keyframe and its
+    neighbours: what :func:`extend_by_ground` tracks through. Empty when chaining is off."""
+    kfs = recon.keyframes
+    if not p.enabled or p.track_fps <= 0 or all(kf.registered for kf in kfs):
+        return []
+    gaps = [
+        (kfs[i].frame, kfs[i + 1].frame)
+        for i in range(len(kfs) - 1)
+        if not (kfs[i].registered and kfs[i + 1].registered)
+    ]
+    stride = max(1, round(fps / p.track_fps))
+    while True:
+        wanted = sorted({f for lo, hi in gaps for f in range(lo, hi + 1, stride)} | {hi for _, hi in gaps})
+        if len(wanted) <= p.max_video_frames:
+            return wanted
+        stride *= 2
 
 
 def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: float) -> np.ndarray:
@@ -65,17 +98,45 @@ def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: f
     return points
 
 
+def _track(grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendParams):
+    """Corners ``uv_a (N, 2)`` of ``grays[0]`` followed into ``grays[-1]``: ``(uv_b (N, 2), good (N,))``,
+    ``good`` where every hop tracked forward and back within ``max_track_error_px``.
+
+    Between two keyframes alone, tracks start at ``guess (N, 2)`` (where the walk's pace puts them:
+    paving and zebra stripes repeat, and tracks started at a's pixels lock onto the nearest repeat
+    when the camera walked a metre or more), with a wide window and a deep pyramid for turns.
+    Through video frames, each hop is small and starts where the last one ended."""
+    if len(grays) == 2:
+        hops, lk = [(grays[0], grays[1], guess)], {"winSize": (31, 31), "maxLevel": 5}
+    else:
+        hops, lk = (
+            [(a, b, None) for a, b in zip(grays, grays[1:], strict=False)],
+            {"winSize": (21, 21), "maxLevel": 3},
+        )
+    uv = uv_a.astype(np.float32).reshape(-1, 1, 2)
+    good = np.ones(len(uv_a), bool)
+    for a, b, start in hops:
+        flags = cv2.OPTFLOW_USE_INITIAL_FLOW if start is not None else 0
+        nxt, ok, _ = cv2.calcOpticalFlowPyrLK(a, b, uv, start, flags=flags, **lk)
+        back, ok_back, _ = cv2.calcOpticalFlowPyrLK(b, a, nxt, None, **lk)
+        good &= ok.ravel().astype(bool) & ok_back.ravel().astype(bool)
+        good &= np.linalg.norm(back - uv, axis=2).ravel() < p.max_track_error_px
+        uv = nxt
+    return uv.reshape(-1, 2), good
+
+
 def _step(
     m_a: np.ndarray,
     predicted: np.ndarray,
-    gray_a: np.ndarray,
-    gray_b: np.ndarray,
+    grays: list[np.ndarray],
     k: np.ndarray,
     height_m: float,
     p: ExtendParams,
 ) -> np.ndarray | None:
     """The 4x4 world_from_camera of keyframe b from the registered keyframe a (``m_a``), or None.
-    ``predicted``: b's pose if the walk kept its pace (tracks start where it would put them)."""
+    ``grays``: a's image, the video frames between (if any) and b's; ``predicted``: b's pose if the
+    walk kept its pace."""
+    gray_a, gray_b = grays[0], grays[-1]
     h, w = gray_a.shape
     rows, cols = np.mgrid[0:h:4, 0:w:4]
     seen = np.isfinite(_ground_points(m_a, k, np.c_[cols.ravel(), rows.ravel()] + 0.5, p.max_ground_m)[:, 0])
@@ -89,36 +150,24 @@ def _step(
     uv_a, ground = uv_a[on_ground], ground[on_ground]
     if len(uv_a) < p.min_inliers:
         return None
-    # Paving and zebra stripes repeat: tracks started at a's pixels lock onto the nearest repeat when
-    # the camera walked a metre or more, so they start where the walk's pace would put them. A wide
-    # window and a deep pyramid cover turns.
     guess = project_with(predicted, k, ground)[0].astype(np.float32).reshape(-1, 1, 2)
-    lk = {"winSize": (31, 31), "maxLevel": 5}
-    uv_b, ok, _ = cv2.calcOpticalFlowPyrLK(
-        gray_a, gray_b, uv_a.reshape(-1, 1, 2), guess, flags=cv2.OPTFLOW_USE_INITIAL_FLOW, **lk
-    )
-    back, ok_back, _ = cv2.calcOpticalFlowPyrLK(gray_b, gray_a, uv_b, None, **lk)
-    good = (
-        ok.ravel().astype(bool)
-        & ok_back.ravel().astype(bool)
-        & (np.linalg.norm(back.reshape(-1, 2) - uv_a, axis=1) < p.max_track_error_px)
-    )
+    uv_b, good = _track(grays, uv_a, guess, p)
     if good.sum() < p.min_inliers:
         return None
     rot_p = predicted[:3, :3].T
     rvec, _ = cv2.Rodrigues(rot_p)
     tvec = (-rot_p @ predicted[:3, 3]).reshape(3, 1)
     found, rvec, tvec, inliers = cv2.solvePnPRansac(
-        ground[good], uv_b.reshape(-1, 2)[good].astype(float), k, None, rvec, tvec,
+        ground[good], uv_b[good].astype(float), k, None, rvec, tvec,
         useExtrinsicGuess=True, iterationsCount=200, reprojectionError=p.reprojection_px,
         confidence=0.999, flags=cv2.SOLVEPNP_ITERATIVE,
     )  # fmt: skip
     if not found or inliers is None or len(inliers) < max(p.min_inliers, p.min_inlier_share * good.sum()):
         return None
-    rot, _ = cv2.Rodrigues(rvec)
-    m_b = np.eye(4)
-    m_b[:3, :3] = rot.T
-    m_b[:3, 3] = (-rot.T @ tvec).ravel()
+    m_b = _pose(rvec, tvec)
+    if p.plane_tolerance_m > 0:
+        refined = _on_walked_plane(m_a, m_b, uv_a[good], uv_b[good], ground[good], k, p)
+        m_b = m_b if refined is None else refined
     if abs(m_b[2, 3] / height_m - 1.0) > p.height_tolerance:
         return None
     step, paced = np.linalg.norm(m_b[:3, 3] - m_a[:3, 3]), np.linalg.norm(predicted[:3, 3] - m_a[:3, 3])
@@ -127,13 +176,53 @@ def _step(
     ground = mask.astype(bool)
     if not _ground_agreement(m_a, m_b, gray_a, gray_b, k, ground) >= p.min_ground_ncc:
         return None  # (NaN, too little ground seen twice, fails too)
-    if paced >= p.min_paced_m and step < p.stop_share * paced:
+    if len(grays) == 2 and paced >= p.min_paced_m and step < p.stop_share * paced:
         # Ground seen in a narrow band ahead cannot tell a step forward from a nod: on a crosswalk
         # whose stripes run along the walk, PnP kept the camera still while it walked a metre. A stop
-        # holds only where the rest of the view, turned by the rotation alone, lines up too.
+        # holds only where the rest of the view, turned by the rotation alone, lines up too. (Tracks
+        # followed through the video frames do not slide: a real stop there, where the camera still
+        # drifts a few centimetres and near objects shift, is kept.)
         if not _still_agreement(m_a, m_b, gray_a, gray_b, k, ground) >= p.min_ground_ncc:
             return None
     return m_b
+
+
+def _pose(rvec: np.ndarray, tvec: np.ndarray) -> np.ndarray:
+    """The 4x4 world_from_camera of OpenCV's camera_from_world ``rvec``, ``tvec``."""
+    rot, _ = cv2.Rodrigues(rvec)
+    m = np.eye(4)
+    m[:3, :3] = rot.T
+    m[:3, 3] = (-rot.T @ np.asarray(tvec, float).reshape(3)).ravel()
+    return m
+
+
+def _on_walked_plane(
+    m_a: np.ndarray,
+    m_b: np.ndarray,
+    uv_a: np.ndarray,
+    uv_b: np.ndarray,
+    ground: np.ndarray,
+    k: np.ndarray,
+    p: ExtendParams,
+) -> np.ndarray | None:
+    """b's pose re-solved from the tracks that lie on the walked plane, or None.
+
+    A sidewalk walker sees the road 0.15 m lower, cast onto ``z = 0`` too close: each step then
+    comes out short, and a chain drifts. Triangulated between the two poses, those tracks stand off
+    the plane; PnP again on the tracks within ``plane_tolerance_m`` of it."""
+    proj = [k @ np.linalg.inv(m)[:3] for m in (m_a, m_b)]
+    xyzw = cv2.triangulatePoints(proj[0], proj[1], uv_a.T.astype(float), uv_b.T.astype(float))
+    z = xyzw[2] / xyzw[3]
+    flat = np.abs(z) < p.plane_tolerance_m
+    if flat.sum() < p.min_inliers:
+        return None
+    inv = np.linalg.inv(m_b)
+    rvec, _ = cv2.Rodrigues(inv[:3, :3])
+    found, rvec, tvec = cv2.solvePnP(
+        ground[flat], uv_b[flat].astype(float), k, None, rvec, inv[:3, 3].reshape(3, 1).copy(),
+        useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE,
+    )  # fmt: skip
+    return _pose(rvec, tvec) if found else None
 
 
 def _ground_agreement(
@@ -202,10 +291,15 @@ def _predict(keyframes, a: int, b: int, direction: int) -> np.ndarray:
 
 
 def extend_by_ground(
-    recon: Reconstruction, image_dir: Path, p: ExtendParams | None = None
+    recon: Reconstruction,
+    image_dir: Path,
+    p: ExtendParams | None = None,
+    video: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[Reconstruction, list[int]]:
     """``recon`` with its unregistered keyframes chained from their registered neighbours (module
-    docstring), and the indices newly registered. Keyframe images are read from ``image_dir``."""
+    docstring), and the indices newly registered. Keyframe images are read from ``image_dir``;
+    ``video`` maps frame indices to grey-scale frames at the keyframes' size
+    (:func:`video_frames_wanted` says which), tracked through between keyframes."""
     p = p or ExtendParams()
     keyframes = list(recon.keyframes)
     if not p.enabled or not any(kf.registered for kf in keyframes) or all(kf.registered for kf in keyframes):
@@ -219,6 +313,7 @@ def extend_by_ground(
             grays[i] = cv2.imread(str(image_dir / keyframes[i].image), cv2.IMREAD_GRAYSCALE)
         return grays[i]
 
+    frames = sorted((video or {}).keys())
     added: list[int] = []
     for direction in (1, -1):
         order = range(len(keyframes)) if direction == 1 else range(len(keyframes) - 1, -1, -1)
@@ -227,7 +322,10 @@ def extend_by_ground(
             if keyframes[b].registered or not 0 <= a < len(keyframes) or not keyframes[a].registered:
                 continue
             m_a = np.array(keyframes[a].world_from_camera, dtype=float)
-            m_b = _step(m_a, _predict(keyframes, a, b, direction), gray(a), gray(b), k, height, p)
+            lo, hi = sorted((keyframes[a].frame, keyframes[b].frame))
+            between = [f for f in frames if lo < f < hi][::direction]
+            sequence = [gray(a), *(video[f] for f in between), gray(b)]
+            m_b = _step(m_a, _predict(keyframes, a, b, direction), sequence, k, height, p)
             if m_b is None:
                 continue
             kf = keyframes[b]

@@ -22,7 +22,7 @@ import numpy as np
 from urbanverse.errors import InputError
 from urbanverse.recon.align import Alignment, AlignParams, align_to_ground, up_prior
 from urbanverse.recon.dense import spread_pairs, sweep_ground
-from urbanverse.recon.extend import ExtendParams, extend_by_ground
+from urbanverse.recon.extend import ExtendParams, extend_by_ground, video_frames_wanted
 from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
@@ -33,6 +33,7 @@ from urbanverse.recon.record import (
 from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
 from urbanverse.recon.single_view import SingleViewParams, median_motion, pair_flow, single_view_poses
 from urbanverse.recon.vo import VoParams, run_vo
+from urbanverse.video.decode import read_gray_frames
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
 
 log = logging.getLogger(__name__)
@@ -337,7 +338,11 @@ def _from_raw(
         num_points=len(points),
         mean_reprojection_error_px=raw.mean_reprojection_error_px,
     )
-    recon, chained = extend_by_ground(recon, image_dir, cfg.extend)
+    video = None
+    if kfs.mode == "video":
+        wanted = video_frames_wanted(recon, kfs.fps, cfg.extend)
+        video = read_gray_frames(Path(kfs.source), wanted, tuple(kfs.working_size)) if wanted else None
+    recon, chained = extend_by_ground(recon, image_dir, cfg.extend, video)
     if chained:
         warnings.append(f"keyframes {chained} registered by chaining along the ground plane")
     missing = len(kfs.keyframes) - len(recon.registered)

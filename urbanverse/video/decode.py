@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +119,35 @@ def iter_frames(
                 return
             yield i, None
         i += 1
+
+
+def read_gray_frames(path: Path, wanted: Iterable[int], size: tuple[int, int]) -> dict[int, np.ndarray]:
+    """The frames ``wanted`` (indices from 0) of the video ``path`` as grey-scale ``(H, W)`` uint8,
+    resized to ``size`` = (W, H); frames past the end of the stream are left out.
+
+    The stream is read from its start, counting frames as :func:`iter_frames` does (the video stage
+    numbered its keyframes that way; a seek by frame number can land a few frames off in some
+    containers); frames not wanted are grabbed only.
+    """
+    wanted = set(wanted)
+    out: dict[int, np.ndarray] = {}
+    if not wanted:
+        return out
+    cap = cv2.VideoCapture(str(path))
+    try:
+        for i in range(max(wanted) + 1):
+            if i not in wanted:
+                if not cap.grab():
+                    break
+                continue
+            ok, frame = cap.read()
+            if not ok or frame is None:
+                break
+            gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+            out[i] = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+    finally:
+        cap.release()
+    return out
 
 
 def read_image(path: Path) -> np.ndarray:

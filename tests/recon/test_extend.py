@@ -118,9 +118,7 @@ def test_a_turn_is_chained_through_the_video_frames_between_keyframes(tmp_path) 
     truth = street_reconstruction(STREET, poses[[f - 10 for f in keyframe_at.values()]])
     truth = dataclasses.replace(
         truth,
-        keyframes=tuple(
-            make_pose(i, f, f / 10.0, f"{i}.jpg", poses[f - 10]) for i, f in keyframe_at.items()
-        ),
+        keyframes=tuple(make_pose(i, f, f / 10.0, f"{i}.jpg", poses[f - 10]) for i, f in keyframe_at.items()),
     )
     partial = _without(truth, {2})
     assert extend_by_ground(partial, tmp_path, ON)[1] == []  # keyframes alone: lost in the turn

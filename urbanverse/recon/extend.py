@@ -66,6 +66,9 @@ class ExtendParams:
     """Tracks triangulated farther than this off the plane are left out of b's final pose; 0: off."""
     track_fps: float = 10.0
     """Video frames between two keyframes are tracked through at about this rate (0: keyframes only)."""
+    segment_frames: int = 5
+    """A gap of more video frames is crossed in about equal segments of at most this many, each
+    posed and checked in turn (its last frame's pose starts the next)."""
     max_video_frames: int = 1500
     """At most this many video frames (about 0.5 MB each at 960 x 540) are held; more gaps to cross
     thin the rate."""
@@ -187,6 +190,29 @@ def _step(
     return m_b
 
 
+def _chain(
+    m_a: np.ndarray,
+    predicted: np.ndarray,
+    grays: list[np.ndarray],
+    k: np.ndarray,
+    height_m: float,
+    p: ExtendParams,
+) -> np.ndarray | None:
+    """:func:`_step` across the images ``grays`` (a's, the video frames between, b's) in segments of at
+    most ``segment_frames`` hops: over a long gap, ground corners leave the view, and the ground
+    check, which compares the two ends, grows blind to a pose a few centimetres off."""
+    hops = len(grays) - 1
+    ends = np.linspace(0, hops, -(-hops // max(1, p.segment_frames)) + 1).round().astype(int)
+    m = m_a
+    for start, end in zip(ends, ends[1:], strict=False):
+        paced = m.copy()
+        paced[:3, 3] += (predicted[:3, 3] - m_a[:3, 3]) * (end - start) / hops
+        m = _step(m, paced, grays[start : end + 1], k, height_m, p)
+        if m is None:
+            return None
+    return m
+
+
 def _pose(rvec: np.ndarray, tvec: np.ndarray) -> np.ndarray:
     """The 4x4 world_from_camera of OpenCV's camera_from_world ``rvec``, ``tvec``."""
     rot, _ = cv2.Rodrigues(rvec)
@@ -290,6 +316,21 @@ def _predict(keyframes, a: int, b: int, direction: int) -> np.ndarray:
     return out
 
 
+def _nearer_to_left(registered: list[bool]) -> set[int]:
+    """The unregistered keyframes nearer (in keyframes; ties included) to the registered one before
+    them than to the one after them, or with none after them."""
+    out: set[int] = set()
+    left = None
+    for i, is_registered in enumerate(registered):
+        if is_registered:
+            left = i
+        elif left is not None:
+            right = next((j for j in range(i + 1, len(registered)) if registered[j]), None)
+            if right is None or i - left <= right - i:
+                out.add(i)
+    return out
+
+
 def extend_by_ground(
     recon: Reconstruction,
     image_dir: Path,
@@ -314,18 +355,23 @@ def extend_by_ground(
         return grays[i]
 
     frames = sorted((video or {}).keys())
+    # A gap between two registered runs is chained from both ends, each taking the keyframes nearer
+    # to it (drift grows with the chain), then each end tries the rest where the other stopped.
+    left_half = _nearer_to_left([kf.registered for kf in keyframes])
     added: list[int] = []
-    for direction in (1, -1):
+    for direction, halves in ((1, True), (-1, False), (1, False)):
         order = range(len(keyframes)) if direction == 1 else range(len(keyframes) - 1, -1, -1)
         for b in order:
             a = b - direction
             if keyframes[b].registered or not 0 <= a < len(keyframes) or not keyframes[a].registered:
                 continue
+            if halves and b not in left_half:
+                continue
             m_a = np.array(keyframes[a].world_from_camera, dtype=float)
             lo, hi = sorted((keyframes[a].frame, keyframes[b].frame))
             between = [f for f in frames if lo < f < hi][::direction]
             sequence = [gray(a), *(video[f] for f in between), gray(b)]
-            m_b = _step(m_a, _predict(keyframes, a, b, direction), sequence, k, height, p)
+            m_b = _chain(m_a, _predict(keyframes, a, b, direction), sequence, k, height, p)
             if m_b is None:
                 continue
             kf = keyframes[b]

@@ -14,6 +14,7 @@ from tests.video.synth import Street, StreetRenderer, camera_path, street_recons
 from urbanverse.recon.extend import (
     ExtendParams,
     _ground_points,
+    _nearer_to_left,
     _still_agreement,
     extend_by_ground,
     video_frames_wanted,
@@ -106,13 +107,14 @@ def _turned(poses: np.ndarray, yaw_deg: np.ndarray) -> np.ndarray:
 
 
 def test_a_turn_is_chained_through_the_video_frames_between_keyframes(tmp_path) -> None:
-    """Turning 30 degrees in a second: the next keyframe is too far round for tracks started from the
-    last one, but followed through the video frames at 10 per second the corners get there."""
-    times = np.arange(10, 26) / 10.0  # video frames 10..25 at 10 fps
-    poses = _turned(camera_path(STREET, times), np.clip(times - 1.5, 0.0, None) * 30.0)
+    """Turning 30 degrees in two seconds: the next keyframe is too far round for tracks started from
+    the last one; followed through the video frames at 10 per second, and posed again every half
+    second (the corners of the first half second leave the view), they get there."""
+    times = np.arange(10, 36) / 10.0  # video frames 10..35 at 10 fps
+    poses = _turned(camera_path(STREET, times), np.clip(times - 1.5, 0.0, None) * 15.0)
     renderer = StreetRenderer(STREET)
     grays = {10 + i: cv2.cvtColor(renderer.render(m), cv2.COLOR_BGR2GRAY) for i, m in enumerate(poses)}
-    keyframe_at = {0: 10, 1: 15, 2: 25}  # keyframe index -> video frame
+    keyframe_at = {0: 10, 1: 15, 2: 35}  # keyframe index -> video frame
     for i, f in keyframe_at.items():
         cv2.imwrite(str(tmp_path / f"{i}.jpg"), grays[f], [cv2.IMWRITE_JPEG_QUALITY, 100])
     truth = street_reconstruction(STREET, poses[[f - 10 for f in keyframe_at.values()]])
@@ -123,8 +125,14 @@ def test_a_turn_is_chained_through_the_video_frames_between_keyframes(tmp_path) 
     partial = _without(truth, {2})
     assert extend_by_ground(partial, tmp_path, ON)[1] == []  # keyframes alone: lost in the turn
     wanted = video_frames_wanted(partial, 10.0, ON)
-    assert wanted == list(range(15, 26))
+    assert wanted == list(range(15, 36))
     extended, added = extend_by_ground(partial, tmp_path, ON, {f: grays[f] for f in wanted})
     assert added == [2]
     assert extended.keyframes[2].position == pytest.approx(poses[-1][:3, 3], abs=0.05)
     assert extended.keyframes[2].yaw_rad == pytest.approx(truth.keyframes[2].yaw_rad, abs=np.radians(1.0))
+
+
+def test_a_gap_is_split_between_its_two_ends() -> None:
+    registered = [True, False, False, False, False, True, False, False]
+    assert _nearer_to_left(registered) == {1, 2, 6, 7}  # 3 and 4 are nearer to keyframe 5
+    assert _nearer_to_left([False, True, False]) == {2}  # the head has no registered one before it

@@ -136,23 +136,20 @@ def _on_ground(
 
 
 def _raised(
-    recon: Reconstruction, index: int, points_xyz: np.ndarray, shape: tuple[int, int], cfg: GroundCfg
+    recon: Reconstruction, index: int, raised_xyz: np.ndarray, shape: tuple[int, int], stride: int
 ) -> np.ndarray:
-    """Mask ``(ceil(H / pixel_stride), ceil(W / pixel_stride))`` of the sampled pixels of keyframe
-    ``index`` (image ``shape`` (H, W)) onto which a point of ``points_xyz (M, 3)`` higher than
-    ``raised_min_height_m`` projects.
+    """Mask ``(ceil(H / stride), ceil(W / stride))`` of the sampled pixels of keyframe ``index`` (image
+    ``shape`` (H, W)) onto which a point of ``raised_xyz (M, 3)`` (points above the plane) projects.
 
     Seen from a camera above the plane, a point above the plane lies on its ray before the ray
     reaches the ground, so the ground there is hidden, whichever keyframe the point was measured
     in. Dense points sample every few pixels: the mask is grown by one sample cell either side."""
-    s = cfg.pixel_stride
     h, w = shape
-    grid = np.zeros((-(-h // s), -(-w // s)), np.uint8)
-    high = points_xyz[(points_xyz[:, 2] > cfg.raised_min_height_m) & (points_xyz[:, 2] < 25.0)]
-    if len(high):
-        uv, depth = project(recon, index, high)
+    grid = np.zeros((-(-h // stride), -(-w // stride)), np.uint8)
+    if len(raised_xyz):
+        uv, depth = project(recon, index, raised_xyz)
         ok = (depth > 0) & (uv[:, 0] >= 0) & (uv[:, 0] < w) & (uv[:, 1] >= 0) & (uv[:, 1] < h)
-        cells = (uv[ok] // s).astype(int)
+        cells = (uv[ok] // stride).astype(int)
         grid[cells[:, 1], cells[:, 0]] = 1
         grid = cv2.dilate(grid, np.ones((3, 3), np.uint8))
     return grid.astype(bool)
@@ -175,14 +172,15 @@ def _splat(
     # Points above 25 m are outliers (a facade's top is lower); a threshold of 0 turns free space off.
     high = (cfg.obstacle_min_height_m > 0) & (z > cfg.obstacle_min_height_m) & (z < 25.0)
     obstacles = points_xyz[high, :2]
+    dense_z = dense_xyz[:, 2]
+    raised = dense_xyz[(cfg.raised_min_height_m > 0) & (dense_z > cfg.raised_min_height_m) & (dense_z < 25.0)]
     xy, rgb = [], []
     for index in frames:
         image = images[index]
         h, w = image.shape[:2]
         vs, us = np.mgrid[0 : h : cfg.pixel_stride, 0 : w : cfg.pixel_stride]
         keep = np.ones(us.shape, bool)
-        if cfg.raised_min_height_m > 0:
-            keep &= ~_raised(recon, index, dense_xyz, (h, w), cfg)
+        keep &= ~_raised(recon, index, raised, (h, w), cfg.pixel_stride)
         for x1, y1, x2, y2 in boxes.get(index, ()):
             keep &= ~((us >= x1) & (us <= x2) & (vs >= y1) & (vs <= y2))
         uv = np.stack([us[keep], vs[keep]], axis=1).astype(float) + 0.5

@@ -25,6 +25,12 @@ def _street(rows: dict[str, tuple[float, float]], width_m: float = 30.0) -> tupl
         "sun": "#a89570",
         "grey": "#a09e98",
         "red": "#9a5444",
+        # Lab (50, 3, 21), (28, 1, 7) and (17, 1, 6): a yellow brick paving in sun, shade and a building's
+        # shadow (the intersection tour); (14, 1, -2): its patched asphalt.
+        "brick": "#887453",
+        "brickshade": "#484137",
+        "brickshadow": "#2f2921",
+        "asphalt": "#242326",
     }
     height = max(y1 for _, y1 in rows.values())
     grid = np.zeros((int(round(height / CELL)), int(round(width_m / CELL)), 3), np.float32)
@@ -53,6 +59,17 @@ def test_sidewalk_in_sun_and_shade_stays_sidewalk_and_the_road_stays_road():
     # Two clusters alone put the sunlit paving against everything else (the failure this rule fixes).
     two = _classify(grid, seen, _path(8.0), GroundCfg(colour_clusters=2))
     assert (two[masks["road"]] == _CLASS["sidewalk"]).mean() > 0.95
+
+
+def test_a_paving_in_deep_shadow_keeps_its_hue_and_stays_sidewalk():
+    """The walk passes paving in sun and in shade; a strip in a building's deeper shadow is as dark as
+    the asphalt but yellowish: with lightness counted in full, k-means put it with the road."""
+    rows = {"brick": (0, 6), "brickshade": (6, 11), "brickshadow": (11, 13), "asphalt": (13, 20)}
+    grid, masks = _street(rows)
+    walk = np.concatenate([_path(3.0), _path(8.5)])
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), walk, GroundCfg())
+    assert (classes[masks["brickshadow"]] == _CLASS["sidewalk"]).mean() > 0.95
+    assert (classes[masks["asphalt"]] == _CLASS["road"]).mean() > 0.95
 
 
 def test_plaza_paving_beside_the_walked_one_is_not_road():

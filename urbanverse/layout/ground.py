@@ -65,7 +65,9 @@ class GroundCfg:
     walked_share: float = 0.5
     """A cluster with this share of the most-walked cluster's path cells is walked paving too."""
     lightness_weight: float = 0.5
-    """Weight of CIE L* against a*, b* when clusters are matched to the walked paving or the road."""
+    """Weight of CIE L* against a*, b* in the colour clustering and when clusters are matched to the
+    walked paving or the road (on the stored round-trip inputs, 0.5 and 0.7 give the same ground; 0.3
+    split one tour's red sidewalk from its road by hue alone and lost the road)."""
     road_side_share: float = 0.75
     """A camera position's road side holds at least this share of its nearest road cells; road on the
     other side, beyond ``walk_margin_m``, becomes terrain. 1 turns the rule off."""
@@ -220,19 +222,23 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     """Cells ``(H, W)`` of ``rest`` whose colour is a walked paving's rather than the road's.
 
     ``lab``: CIE Lab colours ``(H, W, 3)``. The cells are split into ``colour_clusters`` k-means
-    clusters. A cluster holding at least ``walked_share`` of the most-walked cluster's path cells is
-    walked paving; of the others (each at least 5 % of the cells), the darkest and greyest (smallest
-    L* + chroma) is road: asphalt is dark and grey, pavings come in every colour. Any cluster left
-    joins the nearer of the two in colour, lightness weighted by ``lightness_weight`` (sun and shade
-    change a paving's lightness more than its hue). With no path cell in view, the largest cluster
-    is road and the next largest walked paving. With two clusters alone, a sidewalk in sun and
-    shade splits in two and the road joins the shaded half.
+    clusters, lightness weighted by ``lightness_weight``. A cluster holding at least ``walked_share``
+    of the most-walked cluster's path cells is walked paving; of the others (each at least 5 % of
+    the cells), the darkest and greyest (smallest L* + chroma) is road: asphalt is dark and grey,
+    pavings come in every colour. Any cluster left joins the nearer of the two in colour, lightness
+    weighted again (sun and shade change a paving's lightness more than its hue). With no path cell
+    in view, the largest cluster is road and the next largest walked paving. With two clusters
+    alone, a sidewalk in sun and shade splits in two and the road joins the shaded half.
     """
-    values = lab[rest].astype(np.float32)
+    # Lightness weighted down in the clustering too: a paving in a building's shadow is as dark as
+    # asphalt but keeps its hue.
+    weight = np.array([cfg.lightness_weight, 1.0, 1.0], np.float32)
+    values = lab[rest].astype(np.float32) * weight
     k = min(cfg.colour_clusters, len(values))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
     # The best of 10 k-means++ starts: with 3, a plaza's two pavings split differently from run to run.
     _, labels, centres = cv2.kmeans(values, k, None, criteria, 10, cv2.KMEANS_PP_CENTERS)
+    centres = centres / weight
     labels = labels.ravel()
     cluster = np.full(rest.shape, -1)
     cluster[rest] = labels

@@ -35,7 +35,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from urbanverse.recon.geometry import cast_to_ground, make_pose, plane_homography, project_with
+from urbanverse.recon.geometry import (
+    cast_to_ground,
+    make_pose,
+    opencv_from_pose,
+    plane_homography,
+    pose_from_opencv,
+    project_with,
+    triangulate,
+)
 from urbanverse.recon.record import Reconstruction
 
 
@@ -101,7 +109,9 @@ def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: f
     return points
 
 
-def _track(grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendParams):
+def _track(
+    grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendParams
+) -> tuple[np.ndarray, np.ndarray]:
     """Corners ``uv_a (N, 2)`` of ``grays[0]`` followed into ``grays[-1]``: ``(uv_b (N, 2), good (N,))``,
     ``good`` where every hop tracked forward and back within ``max_track_error_px``.
 
@@ -110,12 +120,12 @@ def _track(grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: Exte
     when the camera walked a metre or more), with a wide window and a deep pyramid for turns.
     Through video frames, each hop is small and starts where the last one ended."""
     if len(grays) == 2:
-        hops, lk = [(grays[0], grays[1], guess)], {"winSize": (31, 31), "maxLevel": 5}
+        lk = {"winSize": (31, 31), "maxLevel": 5}
+        starts = [guess]
     else:
-        hops, lk = (
-            [(a, b, None) for a, b in zip(grays, grays[1:], strict=False)],
-            {"winSize": (21, 21), "maxLevel": 3},
-        )
+        lk = {"winSize": (21, 21), "maxLevel": 3}
+        starts = [None] * (len(grays) - 1)
+    hops = zip(grays[:-1], grays[1:], starts, strict=True)
     uv = uv_a.astype(np.float32).reshape(-1, 1, 2)
     good = np.ones(len(uv_a), bool)
     for a, b, start in hops:
@@ -157,9 +167,7 @@ def _step(
     uv_b, good = _track(grays, uv_a, guess, p)
     if good.sum() < p.min_inliers:
         return None
-    rot_p = predicted[:3, :3].T
-    rvec, _ = cv2.Rodrigues(rot_p)
-    tvec = (-rot_p @ predicted[:3, 3]).reshape(3, 1)
+    rvec, tvec = opencv_from_pose(predicted)
     found, rvec, tvec, inliers = cv2.solvePnPRansac(
         ground[good], uv_b[good].astype(float), k, None, rvec, tvec,
         useExtrinsicGuess=True, iterationsCount=200, reprojectionError=p.reprojection_px,
@@ -167,7 +175,7 @@ def _step(
     )  # fmt: skip
     if not found or inliers is None or len(inliers) < max(p.min_inliers, p.min_inlier_share * good.sum()):
         return None
-    m_b = _pose(rvec, tvec)
+    m_b = pose_from_opencv(rvec, tvec)
     if p.plane_tolerance_m > 0:
         refined = _on_walked_plane(m_a, m_b, uv_a[good], uv_b[good], ground[good], k, p)
         m_b = m_b if refined is None else refined
@@ -213,15 +221,6 @@ def _chain(
     return m
 
 
-def _pose(rvec: np.ndarray, tvec: np.ndarray) -> np.ndarray:
-    """The 4x4 world_from_camera of OpenCV's camera_from_world ``rvec``, ``tvec``."""
-    rot, _ = cv2.Rodrigues(rvec)
-    m = np.eye(4)
-    m[:3, :3] = rot.T
-    m[:3, 3] = (-rot.T @ np.asarray(tvec, float).reshape(3)).ravel()
-    return m
-
-
 def _on_walked_plane(
     m_a: np.ndarray,
     m_b: np.ndarray,
@@ -233,22 +232,19 @@ def _on_walked_plane(
 ) -> np.ndarray | None:
     """b's pose re-solved from the tracks that lie on the walked plane, or None.
 
-    A sidewalk walker sees the road 0.15 m lower, cast onto ``z = 0`` too close: each step then
-    comes out short, and a chain drifts. Triangulated between the two poses, those tracks stand off
-    the plane; PnP again on the tracks within ``plane_tolerance_m`` of it."""
-    proj = [k @ np.linalg.inv(m)[:3] for m in (m_a, m_b)]
-    xyzw = cv2.triangulatePoints(proj[0], proj[1], uv_a.T.astype(float), uv_b.T.astype(float))
-    z = xyzw[2] / xyzw[3]
-    flat = np.abs(z) < p.plane_tolerance_m
+    ``uv_a``, ``uv_b`` ``(N, 2)``: the tracks in a and b; ``ground (N, 3)``: their points cast from a
+    onto ``z = 0``. A sidewalk walker sees the road 0.15 m lower, cast onto the plane too close to
+    the camera; the first pose is a compromise between the two levels. Triangulated between the two
+    poses, such tracks stand off the plane; PnP runs again on those within ``plane_tolerance_m``."""
+    flat = np.abs(triangulate(k, m_a, m_b, uv_a, uv_b)[:, 2]) < p.plane_tolerance_m
     if flat.sum() < p.min_inliers:
         return None
-    inv = np.linalg.inv(m_b)
-    rvec, _ = cv2.Rodrigues(inv[:3, :3])
+    rvec, tvec = opencv_from_pose(m_b)
     found, rvec, tvec = cv2.solvePnP(
-        ground[flat], uv_b[flat].astype(float), k, None, rvec, inv[:3, 3].reshape(3, 1).copy(),
+        ground[flat], uv_b[flat].astype(float), k, None, rvec, tvec,
         useExtrinsicGuess=True, flags=cv2.SOLVEPNP_ITERATIVE,
     )  # fmt: skip
-    return _pose(rvec, tvec) if found else None
+    return pose_from_opencv(rvec, tvec) if found else None
 
 
 def _ground_agreement(

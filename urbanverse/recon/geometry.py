@@ -1,6 +1,7 @@
-"""Helpers on a :class:`Reconstruction` that later stages need: poses as arrays, projecting world points
-into a keyframe, pixel rays, intersecting rays with the ground plane ``z = 0``, loading the sparse
-points, and metric rescaling. Conventions in :mod:`urbanverse.recon.record`.
+"""Helpers on a :class:`Reconstruction` that later stages need: poses as arrays (and to and from
+OpenCV's PnP convention), projecting world points into a keyframe, triangulating pixel pairs, pixel
+rays, intersecting rays with the ground plane ``z = 0``, loading the sparse points, and metric
+rescaling. Conventions in :mod:`urbanverse.recon.record`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
@@ -72,6 +74,34 @@ def plane_homography(m_a: np.ndarray, m_b: np.ndarray, k: np.ndarray) -> np.ndar
         return k @ rot_t @ np.column_stack([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], -centre])
 
     return plane_to_image(m_b) @ np.linalg.inv(plane_to_image(m_a))
+
+
+def pose_from_opencv(rvec: np.ndarray, tvec: np.ndarray) -> np.ndarray:
+    """The 4x4 world_from_camera of OpenCV's camera_from_world rotation vector and translation (as
+    ``cv2.solvePnP`` returns them)."""
+    rot, _ = cv2.Rodrigues(np.asarray(rvec, float))
+    m = np.eye(4)
+    m[:3, :3] = rot.T
+    m[:3, 3] = -rot.T @ np.asarray(tvec, float).reshape(3)
+    return m
+
+
+def opencv_from_pose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's camera_from_world ``(rvec (3, 1), tvec (3, 1))`` of the 4x4 world_from_camera ``m`` (a
+    ``cv2.solvePnP`` starting guess)."""
+    rot = np.asarray(m, float)[:3, :3].T
+    rvec, _ = cv2.Rodrigues(rot)
+    return rvec, (-rot @ np.asarray(m, float)[:3, 3]).reshape(3, 1)
+
+
+def triangulate(
+    k: np.ndarray, m_a: np.ndarray, m_b: np.ndarray, uv_a: np.ndarray, uv_b: np.ndarray
+) -> np.ndarray:
+    """World points ``(N, 3)`` of the pixel pairs ``uv_a``, ``uv_b`` ``(N, 2)`` seen by the cameras
+    ``m_a``, ``m_b`` (4x4 world_from_camera) with intrinsics ``k`` (linear, ``cv2.triangulatePoints``)."""
+    proj_a, proj_b = (k @ np.linalg.inv(m)[:3] for m in (m_a, m_b))
+    h = cv2.triangulatePoints(proj_a, proj_b, np.asarray(uv_a, float).T, np.asarray(uv_b, float).T)
+    return (h[:3] / h[3]).T
 
 
 def camera_positions(recon: Reconstruction) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from urbanverse.recon.geometry import SparsePoints
+from urbanverse.recon.geometry import SparsePoints, pose_from_opencv, triangulate
 from urbanverse.recon.sfm import RawReconstruction
 from urbanverse.video.record import CameraIntrinsics
 
@@ -68,10 +68,7 @@ def _match(d1: np.ndarray, d2: np.ndarray, ratio: float) -> np.ndarray:
 
 def _triangulate(k: np.ndarray, wfc_a: np.ndarray, wfc_b: np.ndarray, xa: np.ndarray, xb: np.ndarray):
     """Triangulate ``(N, 2)`` pixel pairs; returns points ``(N, 3)`` and a validity mask."""
-    pa = k @ np.linalg.inv(wfc_a)[:3]
-    pb = k @ np.linalg.inv(wfc_b)[:3]
-    h = cv2.triangulatePoints(pa, pb, xa.T.astype(float), xb.T.astype(float))
-    x = (h[:3] / h[3]).T
+    x = triangulate(k, wfc_a, wfc_b, xa, xb)
     ok = np.isfinite(x).all(axis=1)
     for wfc, obs in ((wfc_a, xa), (wfc_b, xb)):
         cfw = np.linalg.inv(wfc)
@@ -180,9 +177,7 @@ def run_vo(
             continue
         inl = inliers.ravel()
         rvec, tvec = cv2.solvePnPRefineLM(obj[inl], img[inl], k, None, rvec, tvec)
-        r, _ = cv2.Rodrigues(rvec)
-        m = np.eye(4)
-        m[:3, :3], m[:3, 3] = r.T, (-r.T @ tvec).ravel()
+        m = pose_from_opencv(rvec, tvec)
         wfc[i] = m
         # Triangulate new tracks with every registered keyframe that shares them, widest baseline first.
         for ref in sorted(wfc, key=lambda j: -float(np.linalg.norm(wfc[j][:3, 3] - m[:3, 3]))):

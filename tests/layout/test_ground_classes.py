@@ -1,12 +1,13 @@
 """Ground classes from a bird's-eye colour grid: road against walked paving in sun and shade, a
-plaza's second paving, and painted crossings against curb lines and light sidewalks."""
+plaza's second paving, painted crossings against curb lines and light sidewalks, and the grey
+corners that crossings land on."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _road_behind_path
+from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _crossing_landings, _road_behind_path
 
 CELL = GroundCfg().cell_m
 
@@ -130,3 +131,20 @@ def test_road_behind_the_walked_sidewalk_becomes_terrain():
     # A short walk (a few photos) or a static camera gives no road side: nothing changes.
     assert not _road_behind_path(classes, path[:3], origin, cfg).any()
     assert not _road_behind_path(classes, np.repeat(path[:1], 20, axis=0), origin, cfg).any()
+
+
+def test_grey_corner_where_a_crossing_lands_is_sidewalk_but_the_road_beside_it_is_not():
+    """An intersection's corner square in grey paving clusters with the asphalt; the crossing (6 m
+    across the road, 3 m wide) lands on it, while the road on either side of the crossing stays road."""
+    classes = np.full((60, 100), _CLASS["road"], np.int32)  # 12 m x 20 m of 0.2 m cells
+    rows, cols = slice(int(4.5 / CELL), int(7.5 / CELL)), slice(int(4 / CELL), int(10 / CELL))
+    classes[rows, cols] = _CLASS["crosswalk"]
+    landings = _crossing_landings(classes, GroundCfg())
+    corner = np.zeros(classes.shape, bool)
+    corner[rows, int(10 / CELL) : int(13 / CELL)] = True  # up to 3 m beyond the crossing's end
+    corner[rows, int(1 / CELL) : int(4 / CELL)] = True
+    assert landings[corner].all()
+    assert landings.sum() == corner.sum()  # nothing beside the crossing, nothing farther out
+    # A crossing as wide as it is long has no clear direction: nothing changes.
+    classes[int(3 / CELL) : int(9 / CELL), cols] = _CLASS["crosswalk"]
+    assert not _crossing_landings(classes, GroundCfg()).any()

@@ -83,6 +83,13 @@ class GroundCfg:
     """Painted areas narrower than this (a curb, a lane line) are no crossing."""
     paint_fraction: float = 0.15
     """A crossing has at least this share of paint cells."""
+    landing_m: float = 3.0
+    """Road cells up to this far beyond either end of a crossing, within its width, are sidewalk: a
+    crossing joins two pavings (kerb ramps and corner squares in grey paving look like asphalt); 0
+    turns the rule off."""
+    landing_min_elongation: float = 1.5
+    """A crossing's length (across the road) over its width: below this its direction is unclear and
+    the landing rule skips it."""
 
 
 @record
@@ -332,6 +339,38 @@ def _road_behind_path(
     return out
 
 
+def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    """Road cells ``(H, W)`` where a crossing lands: not road but sidewalk.
+
+    A crossing runs across the road from one paving to another; its length (the long axis of its
+    cells) is the walking direction. Road-labelled cells beyond either end, up to ``landing_m`` and
+    within the crossing's width, are the paving it lands on: at an intersection the grey kerb ramps
+    and corner squares share the asphalt's colour cluster.
+    """
+    out = np.zeros(classes.shape, bool)
+    labels, n = scipy.ndimage.label(classes == _CLASS["crosswalk"])
+    road_rows, road_cols = np.nonzero(classes == _CLASS["road"])
+    if n == 0 or len(road_rows) == 0:
+        return out
+    road = np.stack([road_cols, road_rows], axis=1) + 0.5
+    for index in range(1, n + 1):
+        rows, cols = np.nonzero(labels == index)
+        cells = np.stack([cols, rows], axis=1) + 0.5
+        centre = cells.mean(axis=0)
+        # Principal axes of the crossing's cells: the first is its length.
+        _, _, axes = np.linalg.svd(cells - centre, full_matrices=False)
+        along, across = (cells - centre) @ axes[0], (cells - centre) @ axes[1]
+        length, width = np.ptp(along) + 1, np.ptp(across) + 1
+        if length < cfg.landing_min_elongation * width:
+            continue
+        a, b = (road - centre) @ axes[0], (road - centre) @ axes[1]
+        reach = cfg.landing_m / cfg.cell_m
+        beyond = np.maximum(a - along.max(), along.min() - a)
+        landing = (beyond > 0) & (beyond <= reach) & (b >= across.min()) & (b <= across.max())
+        out[road_rows[landing], road_cols[landing]] = True
+    return out
+
+
 def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:
     """Mode filter over a ``size`` window; unseen cells stay unseen."""
     votes = np.stack(
@@ -415,6 +454,8 @@ def run_ground(
     classes = _classify(mean, seen, path_cells, cfg)
     if cfg.road_side_share < 1.0:
         classes[_road_behind_path(classes, path, lo, cfg)] = _CLASS["terrain"]
+    if cfg.landing_m > 0:
+        classes[_crossing_landings(classes, cfg)] = _CLASS["sidewalk"]
     classes = _majority(classes)
     regions, samples = [], {}
     for name, c in _CLASS.items():

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
+
 from tests.video.synth import Street
 from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
 
@@ -46,3 +48,33 @@ def test_no_remap_when_the_model_is_whole(walk_keyframes, tmp_path: Path) -> Non
     raw = run_sfm(image_dir, names, kfs.intrinsics, tmp_path, SfmParams(features="colmap"), consistent)
     assert raw is not None and len(calls) == 1
     assert not any("remapped" in n for n in raw.notes)
+
+
+def test_fallback_features_computed_during_mapping_give_the_same_model(
+    walk_keyframes, tmp_path: Path
+) -> None:
+    """The OpenCV fallback's features are computed on a second thread while COLMAP's attempts map;
+    the fallback then maps exactly as OpenCV features extracted on their own."""
+    kfs, image_dir, _ = walk_keyframes
+    names = [k.image for k in kfs.keyframes]
+    passes: list[int] = []
+
+    def colmap_fails(raw: RawReconstruction) -> list[int]:
+        passes.append(len(raw.wfc))
+        return [] if len(passes) <= 2 else sorted(raw.wfc)  # COLMAP's two attempts count as failed
+
+    params = SfmParams(features="colmap", attempts=2, refocus=False)
+    fallback = run_sfm(image_dir, names, kfs.intrinsics, tmp_path / "a", params, colmap_fails)
+    assert fallback is not None and len(passes) == 3
+    assert any("retried with opencv SIFT" in n for n in fallback.notes)
+    direct = run_sfm(
+        image_dir,
+        names,
+        kfs.intrinsics,
+        tmp_path / "b",
+        dataclasses.replace(params, features="opencv", fallback_features=False, attempts=1),
+        lambda raw: sorted(raw.wfc),
+    )
+    assert direct is not None and sorted(direct.wfc) == sorted(fallback.wfc)
+    for i in direct.wfc:
+        np.testing.assert_array_equal(direct.wfc[i], fallback.wfc[i])

@@ -13,6 +13,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,27 +120,42 @@ def run_sfm(
     timings: dict[str, float] = {}
     notes: list[str] = []
     best: tuple[float, object, list[int] | None] | None = None
-    for k, features in enumerate(extractors):
-        if k:
-            notes.append(f"SfM retried with {features} SIFT features")
-        attempts = p.attempts if k == 0 else p.fallback_attempts
-        found = _mapping_attempts(
-            pycolmap,
-            image_dir,
-            names,
-            intr,
-            work / features,
-            p,
-            features,
-            attempts,
-            consistent,
-            timings,
-            notes,
-        )
-        if found is not None and (best is None or found[0] > best[0]):
-            best = found
-        if best is not None and (consistent is None or best[0] >= p.accept_score * len(names)):
-            break
+    # COLMAP matches and maps on one thread (deterministic); the other core computes the OpenCV
+    # fallback's features meanwhile, in case they are needed (2-2.5 s of a 40-keyframe tour).
+    pool = ThreadPoolExecutor(max_workers=1) if extractors[1:] == ["opencv"] else None
+    prefetched: dict[str, Future] = {}
+
+    def prefetch() -> None:
+        if pool is not None:
+            prefetched.update({n: pool.submit(_opencv_features, image_dir / n, p) for n in names})
+
+    try:
+        for k, features in enumerate(extractors):
+            if k:
+                notes.append(f"SfM retried with {features} SIFT features")
+            attempts = p.attempts if k == 0 else p.fallback_attempts
+            found = _mapping_attempts(
+                pycolmap,
+                image_dir,
+                names,
+                intr,
+                work / features,
+                p,
+                features,
+                attempts,
+                consistent,
+                timings,
+                notes,
+                after_extract=prefetch if k == 0 else None,
+                prefetched=prefetched,
+            )
+            if found is not None and (best is None or found[0] > best[0]):
+                best = found
+            if best is not None and (consistent is None or best[0] >= p.accept_score * len(names)):
+                break
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
     log.info("sfm: " + ", ".join(f"{k} {v:.2f} s" for k, v in timings.items()))
     if best is None:
         return None
@@ -169,10 +185,14 @@ def _mapping_attempts(
     consistent: Callable[[RawReconstruction], list[int]] | None,
     timings: dict[str, float],
     notes: list[str],
+    after_extract: Callable[[], None] | None = None,
+    prefetched: dict[str, Future] | None = None,
 ) -> tuple[float, object, list[int] | None] | None:
     """Extract ``features`` ("colmap" or "opencv" SIFT), match sequentially, map up to ``attempts``
     times; the best candidate as ``(consistent count, reconstruction, consistent keyframes)``.
-    Adds the stage seconds to ``timings`` and a line per failed attempt to ``notes``."""
+    Adds the stage seconds to ``timings`` and a line per failed attempt to ``notes``.
+    ``after_extract`` runs once the features are in the database; ``prefetched``: OpenCV features
+    by image name (futures of :func:`_opencv_features`) already under way."""
     work.mkdir(parents=True)
     db = work / "database.db"
     reader = pycolmap.ImageReaderOptions()
@@ -182,10 +202,12 @@ def _mapping_attempts(
     if features == "opencv":
         pycolmap.Database.open(db).close()  # create the empty database
         pycolmap.import_images(db, image_dir, pycolmap.CameraMode.SINGLE, names, reader)
-        _write_opencv_sift(pycolmap, db, image_dir, p)
+        _write_opencv_sift(pycolmap, db, image_dir, p, prefetched or {})
     else:
         _extract_colmap_sift(pycolmap, db, image_dir, names, intr, reader, p)
     timings["sfm_extract"] = timings.get("sfm_extract", 0.0) + time.perf_counter() - t0
+    if after_extract is not None:
+        after_extract()
     t0 = time.perf_counter()
     match = pycolmap.FeatureMatchingOptions()
     # Matching threads also run the RANSAC verification, whose random streams then depend on scheduling.
@@ -369,13 +391,25 @@ def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]
     return kp, d
 
 
-def _write_opencv_sift(pycolmap, db: Path, image_dir: Path, p: SfmParams) -> None:
+def _opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`opencv_sift` of the image file ``path``."""
+    gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
+    if gray is None:
+        raise FileNotFoundError(f"{path}: keyframe image missing or unreadable")
+    return opencv_sift(gray, p)
+
+
+def _write_opencv_sift(
+    pycolmap, db: Path, image_dir: Path, p: SfmParams, prefetched: dict[str, Future]
+) -> None:
+    """Write OpenCV SIFT features of every image in ``db``, taken from ``prefetched`` (futures by image
+    name) where there."""
     with pycolmap.Database.open(db) as database:
         for image in database.read_all_images():
-            gray = cv2.imread(str(image_dir / image.name), cv2.IMREAD_GRAYSCALE)
-            if gray is None:
-                raise FileNotFoundError(f"{image_dir / image.name}: keyframe image missing or unreadable")
-            kp, d = opencv_sift(gray, p)
+            if image.name in prefetched:
+                kp, d = prefetched[image.name].result()
+            else:
+                kp, d = _opencv_features(image_dir / image.name, p)
             database.write_keypoints(image.image_id, kp)
             database.write_descriptors(
                 image.image_id, pycolmap.FeatureDescriptors(pycolmap.FeatureExtractorType.SIFT, d)

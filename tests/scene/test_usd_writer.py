@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade
 
@@ -70,6 +71,16 @@ def test_round_trip_prims_transforms_mass_friction(example_dir):
         top = max(p[2] for p in UsdGeom.Mesh(prim).GetPointsAttr().Get())
         assert top == pytest.approx(max(region.top_heights()), abs=1e-6)
     assert stage.GetPrimAtPath("/World/Lights/Sky").IsA(UsdLux.DomeLight)
+    # An unrendered collider at road level under the whole ground: a robot that drives into a gap
+    # between regions (ground no keyframe saw) stands on it instead of falling.
+    underlay = stage.GetPrimAtPath("/World/Underlay")
+    assert underlay.HasAPI(UsdPhysics.CollisionAPI)
+    assert UsdGeom.Imageable(underlay).GetPurposeAttr().Get() == UsdGeom.Tokens.guide
+    corners = np.array(UsdGeom.Mesh(underlay).GetPointsAttr().Get())
+    ground_xy = np.array([v for region in scene.ground for v in region.polygon])
+    assert (corners[:, 2] == 0).all()
+    assert (corners[:, :2].min(axis=0) < ground_xy.min(axis=0)).all()
+    assert (corners[:, :2].max(axis=0) > ground_xy.max(axis=0)).all()
 
 
 def test_crash_mid_write_leaves_no_scene_file(example_dir, monkeypatch):

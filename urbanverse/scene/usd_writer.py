@@ -6,6 +6,7 @@ Stage layout (metres, Z-up, kilograms)::
       PhysicsScene               UsdPhysics.Scene, gravity -Z 9.81 m/s^2
       Looks/<material>           UsdPreviewSurface materials of the ground
       Ground/<region>            Mesh (top + curb walls), static triangle-mesh collider
+      Underlay                   invisible collider at z = 0 under the ground (unseen gaps)
       Objects/<object>           Xform referencing ./assets/<uid>/asset.usda, RigidBodyAPI
       Lights/Sky, Lights/Sun     DomeLight and DistantLight
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+import shapely
 import trimesh
 from pxr import Gf, Kind, Sdf, Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade, Vt
 
@@ -32,6 +34,7 @@ from urbanverse.scene.record import GroundRegion, Material, Scene, resolve_insid
 UsdFormat = Literal["usda", "usdc"]
 ASSET_USD = "asset.usda"
 GRAVITY = 9.81
+UNDERLAY_MARGIN_M = 2.0
 
 
 def safe_name(text: str) -> str:
@@ -175,6 +178,29 @@ def _ground(stage: Usd.Stage, region: GroundRegion, looks: dict[str, UsdShade.Ma
     _bind(prim, physics, "physics")
 
 
+def _underlay(stage: Usd.Stage, scene: Scene, margin_m: float = UNDERLAY_MARGIN_M) -> None:
+    """An invisible collision plane at z = 0 under the ground regions' extent plus ``margin_m``.
+
+    A generated scene's ground has holes where no keyframe saw it (under a parked car, between
+    regions); a simulator that imports the USD as its terrain (Isaac Lab) would let a robot fall
+    through them. The road level (z = 0) under everything matches the physics check's ground plane.
+    Purpose ``guide``: it collides but is not rendered. Friction and restitution: the largest region's.
+    """
+    xy = np.array([v for region in scene.ground for v in region.polygon], float)
+    (x0, y0), (x1, y1) = xy.min(axis=0) - margin_m, xy.max(axis=0) + margin_m
+    quad = trimesh.Trimesh(
+        [[x0, y0, 0.0], [x1, y0, 0.0], [x1, y1, 0.0], [x0, y1, 0.0]], [[0, 1, 2], [0, 2, 3]], process=False
+    )
+    mesh = _define_mesh(stage, "/World/Underlay", quad)
+    mesh.CreatePurposeAttr(UsdGeom.Tokens.guide)
+    prim = mesh.GetPrim()
+    UsdPhysics.CollisionAPI.Apply(prim)
+    UsdPhysics.MeshCollisionAPI.Apply(prim).CreateApproximationAttr(UsdPhysics.Tokens.none)
+    largest = max(scene.ground, key=lambda r: shapely.Polygon(r.polygon).area)
+    _bind(prim, _physics_material(stage, "/World/PhysicsMaterials/Underlay", largest.friction,
+                                  largest.restitution), "physics")  # fmt: skip
+
+
 def _lights(stage: Usd.Stage, scene: Scene) -> None:
     sky = scene.sky
     dome = UsdLux.DomeLight.Define(stage, "/World/Lights/Sky")
@@ -235,6 +261,8 @@ def _author_scene(path: Path, scene: Scene, scene_dir: Path) -> None:
     looks: dict[str, UsdShade.Material] = {}
     for region in scene.ground:
         _ground(stage, region, looks)
+    if scene.ground:
+        _underlay(stage, scene)
     UsdGeom.Xform.Define(stage, "/World/Objects")
     written: set[str] = set()
     for obj in scene.objects:

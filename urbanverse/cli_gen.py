@@ -64,11 +64,17 @@ def gen_command(
     console = Console(stderr=True)
     status = console.status("starting")
 
+    running: list[str] = []  # detection and tracking run beside the camera stage
+
     def progress(stage: str, state: str) -> None:
         if state == "run":
-            status.update(f"[bold]{stage}[/bold] running")
+            running.append(stage)
         else:
+            if stage in running:
+                running.remove(stage)
             console.print(f"  {stage}: {'cached' if state == 'cached' else 'done'}")
+        if running:
+            status.update(", ".join(f"[bold]{name}[/bold]" for name in running) + " running")
 
     try:
         with status:

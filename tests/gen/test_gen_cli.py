@@ -83,6 +83,24 @@ def test_bad_input_exits_2_and_leaves_only_error_json(tmp_path, case):
     assert json.loads((out / "error.json").read_text())["error"]
 
 
+def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error_json(
+    walk_video, tmp_path, monkeypatch
+):
+    """Detection runs on a second thread while the camera stage runs: its error still reaches the
+    command line once both have stopped, and nothing either wrote is left behind."""
+    import urbanverse.gen.pipeline as pipeline
+    from urbanverse.errors import InputError
+
+    def broken(*_args, **_kwargs):
+        raise InputError("detector broke")
+
+    monkeypatch.setattr(pipeline, "run_detection", broken)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", str(walk_video), "-o", str(out)])
+    assert result.exit_code == 2 and "detector broke" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["error.json"]
+
+
 def test_unknown_setting_is_a_clear_error(walk_video, tmp_path):
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", "lift.nope=1"])
     assert result.exit_code == 2 and "nope" in result.output

@@ -1,9 +1,11 @@
-"""The resumable stage runner: a cached stage is loaded, and one whose cached output no longer loads
-(written by an older version) runs again instead of failing the resume."""
+"""The resumable stage runner: a cached stage is loaded, one whose cached output no longer loads
+(written by an older version) runs again instead of failing the resume, and stages run on several
+threads all reach the manifest."""
 
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from urbanverse.errors import InputError
@@ -42,3 +44,15 @@ def test_an_unreadable_cached_output_runs_the_stage_again(tmp_path: Path) -> Non
     assert again.run("01_a", "k", "out.json", _compute(calls), _load) == "fresh"
     assert calls == ["run", "run"] and again.cached == []
     assert json.loads((tmp_path / "01_a" / "out.json").read_text()) == {"value": 1}
+
+
+def test_stages_on_several_threads_all_reach_the_manifest(tmp_path: Path) -> None:
+    """gen runs detection and tracking beside the camera stage: every stage that finished on any
+    thread is in the manifest, so a rerun loads them all."""
+    runner = StageRunner(tmp_path)
+    names = [f"{i:02d}_stage" for i in range(16)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda name: runner.run(name, "k", "out.json", _compute([]), _load), names))
+    again = StageRunner(tmp_path)
+    assert [again.run(name, "k", "out.json", _compute([]), _load) for name in names] == ["cached"] * 16
+    assert set(json.loads((tmp_path / "manifest.json").read_text())) == set(names)

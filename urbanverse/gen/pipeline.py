@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -145,40 +146,42 @@ def run_gen(
         save_detections(dets, w)
         return dets
 
-    dets: FrameDetections = runner.run(
-        "02_detect",
-        det_key,
-        DETECTIONS_FILE,
-        detect,
-        lambda w: load_detections(w / DETECTIONS_FILE),
-    )
     track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
 
-    def track(w: Path) -> Tracks:
-        if oracles.tracks is not None:
-            return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
-        return _saved(run_tracking(frames, dets, cfg.tracking), lambda r: r.save(w)).tracks
+    def perceive() -> tuple[FrameDetections, Tracks]:
+        dets: FrameDetections = runner.run(
+            "02_detect", det_key, DETECTIONS_FILE, detect, lambda w: load_detections(w / DETECTIONS_FILE)
+        )
 
-    tracks: Tracks = runner.run(
-        "03_track",
-        track_key,
-        TRACKS_FILE,
-        track,
-        lambda w: load_record(Tracks, w / TRACKS_FILE),
-    )
+        def track(w: Path) -> Tracks:
+            if oracles.tracks is not None:
+                return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
+            return _saved(run_tracking(frames, dets, cfg.tracking), lambda r: r.save(w)).tracks
+
+        tracks: Tracks = runner.run(
+            "03_track", track_key, TRACKS_FILE, track, lambda w: load_record(Tracks, w / TRACKS_FILE)
+        )
+        return dets, tracks
+
     recon_key = config_hash(det_key, cfg.recon, oracles.recon is not None)
+    # Detection and tracking run on a second thread beside the camera stage, which needs no detections
+    # until single view calibrates with people: COLMAP maps on one thread (for reproducible models),
+    # and the other core is otherwise idle for most of it (the round-trip tours: 2-5 s less each).
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="perception") as pool:
+        perception = pool.submit(perceive)
 
-    def reconstruct(w: Path) -> Reconstruction:
-        if oracles.recon is not None:
-            recon = oracles.recon(kfs)
-        else:
-            recon = run_recon(kfs, w, cfg.recon, image_dir=video_work)
-            if recon.mode == "single_view":
-                recon = calibrate_with_people(recon, dets)
-        save_reconstruction(recon, w)
-        return recon
+        def reconstruct(w: Path) -> Reconstruction:
+            if oracles.recon is not None:
+                recon = oracles.recon(kfs)
+            else:
+                recon = run_recon(kfs, w, cfg.recon, image_dir=video_work)
+                if recon.mode == "single_view":
+                    recon = calibrate_with_people(recon, perception.result()[0])
+            save_reconstruction(recon, w)
+            return recon
 
-    recon = runner.run("04_recon", recon_key, RECON_FILE, reconstruct, load_reconstruction)
+        recon = runner.run("04_recon", recon_key, RECON_FILE, reconstruct, load_reconstruction)
+        dets, tracks = perception.result()
     if not recon.registered:
         raise InputError(f"{source}: no camera pose could be recovered (no usable frames)")
     images = _images(frames)

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,10 @@ def config_hash(*parts: Any) -> str:
 
 @dataclasses.dataclass
 class StageRunner:
-    """Runs stages in ``work_root``; ``progress(name, state)`` reports "run", "cached" or "done"."""
+    """Runs stages in ``work_root``; ``progress(name, state)`` reports "run", "cached" or "done".
+
+    Stages may run on several threads at once (each its own stage): the manifest, the timings and
+    the progress calls are serialised."""
 
     work_root: Path
     resume: bool = True
@@ -43,6 +47,7 @@ class StageRunner:
     cached: list[str] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._lock = threading.Lock()
         self.work_root.mkdir(parents=True, exist_ok=True)
         path = self.work_root / MANIFEST
         self.manifest: dict = json.loads(path.read_text()) if path.is_file() and self.resume else {}
@@ -52,26 +57,30 @@ class StageRunner:
     ) -> Any:
         """Run (or load) stage ``name``: ``compute(work_dir)`` must write ``work_dir/output`` last."""
         work = self.work_root / name
-        entry = self.manifest.get(name)
+        with self._lock:
+            entry = self.manifest.get(name)
         if self.resume and entry and entry.get("key") == key and (work / output).is_file():
             try:
                 result = load(work)
             except InputError as exc:  # written by an older version whose records no longer validate
                 log.warning("%s: cached output unreadable (%s); running the stage again", name, exc)
             else:
-                self.cached.append(name)
-                self.seconds[name] = 0.0
-                if self.progress:
-                    self.progress(name, "cached")
+                with self._lock:
+                    self.cached.append(name)
+                    self.seconds[name] = 0.0
+                    if self.progress:
+                        self.progress(name, "cached")
                 return result
-        if self.progress:
-            self.progress(name, "run")
+        with self._lock:
+            if self.progress:
+                self.progress(name, "run")
         work.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         result = compute(work)
-        self.seconds[name] = round(time.perf_counter() - start, 3)
-        self.manifest[name] = {"key": key, "seconds": self.seconds[name], "output": output}
-        save_json(self.manifest, self.work_root / MANIFEST)
-        if self.progress:
-            self.progress(name, "done")
+        with self._lock:
+            self.seconds[name] = round(time.perf_counter() - start, 3)
+            self.manifest[name] = {"key": key, "seconds": self.seconds[name], "output": output}
+            save_json(self.manifest, self.work_root / MANIFEST)
+            if self.progress:
+                self.progress(name, "done")
         return result

@@ -80,7 +80,9 @@ class GenCfg:
 
 @record
 class GenReport:
-    """``report.json``: per-stage seconds, counts, warnings and what fell back."""
+    """``report.json``: per-stage seconds, counts, warnings and what fell back. ``seconds`` holds each
+    stage's wall time and the run's ``total``; detection and tracking run beside the camera stage, so
+    the stages add up to more than the total."""
 
     schema_version: int = 1
     input: str

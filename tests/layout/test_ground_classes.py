@@ -148,3 +148,18 @@ def test_grey_corner_where_a_crossing_lands_is_sidewalk_but_the_road_beside_it_i
     # A crossing as wide as it is long has no clear direction: nothing changes.
     classes[int(3 / CELL) : int(9 / CELL), cols] = _CLASS["crosswalk"]
     assert not _crossing_landings(classes, GroundCfg()).any()
+
+
+def test_path_positions_that_see_no_road_do_not_decide_the_road_side():
+    """Most of the walk sees no road (a square, a turn): those positions have no road cells and no
+    say. Counted as 'no road on the left', they outvoted the two positions that see a stretch of road
+    on their left, whose road was then taken for a lot behind the path."""
+    cfg = GroundCfg()
+    classes = np.zeros((100, 200), np.int32)  # rows: y from -10 m, cols: x from 0 m (0.2 m cells)
+    origin = np.array([0.0, -10.0])
+    classes[int(12 / CELL) : int(20 / CELL), int(20 / CELL) : int(22 / CELL)] = _CLASS[
+        "road"
+    ]  # y 2..10, x 20..22
+    path = np.stack([np.linspace(0.5, 39.5, 40), np.zeros(40)], axis=1)  # a position every metre
+    behind = _road_behind_path(classes, path, origin, cfg)
+    assert not behind.any()

@@ -13,6 +13,7 @@ majority filter and vectorised into polygons (OpenCV contours, simplified with s
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -328,11 +329,11 @@ def _road_behind_path(
     normal = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
     nearest = scipy.spatial.cKDTree(path).query(xy)[1]
     lateral = np.einsum("ij,ij->i", xy - path[nearest], normal[nearest])
-    # Share of each position's road cells that lie on its left; smoothed along the path.
-    left = np.bincount(nearest, lateral > 0, len(path)) / np.maximum(
-        np.bincount(nearest, minlength=len(path)), 1
-    )
-    left = scipy.ndimage.median_filter(left, size=5, mode="nearest")
+    # Share of each position's road cells that lie on its left; smoothed along the path over the
+    # positions that have road cells (one with none has no say, rather than a share of 0).
+    counts = np.bincount(nearest, minlength=len(path))
+    left = np.where(counts > 0, np.bincount(nearest, lateral > 0, len(path)) / np.maximum(counts, 1), np.nan)
+    left = scipy.ndimage.generic_filter(left, _median_of_finite, size=5, mode="nearest")
     side = np.where(left >= cfg.road_side_share, 1.0, np.where(left <= 1.0 - cfg.road_side_share, -1.0, 0.0))
     behind = side[nearest] * lateral < -cfg.walk_margin_m
     out[rows[behind], cols[behind]] = True
@@ -369,6 +370,12 @@ def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
         landing = (beyond > 0) & (beyond <= reach) & (b >= across.min()) & (b <= across.max())
         out[road_rows[landing], road_cols[landing]] = True
     return out
+
+
+def _median_of_finite(values: np.ndarray) -> float:
+    """Median of the finite ``values``; NaN when there are none."""
+    finite = values[np.isfinite(values)]
+    return float(np.median(finite)) if len(finite) else math.nan
 
 
 def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:

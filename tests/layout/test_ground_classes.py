@@ -157,9 +157,8 @@ def test_path_positions_that_see_no_road_do_not_decide_the_road_side():
     cfg = GroundCfg()
     classes = np.zeros((100, 200), np.int32)  # rows: y from -10 m, cols: x from 0 m (0.2 m cells)
     origin = np.array([0.0, -10.0])
-    classes[int(12 / CELL) : int(20 / CELL), int(20 / CELL) : int(22 / CELL)] = _CLASS[
-        "road"
-    ]  # y 2..10, x 20..22
+    road_y, road_x = slice(int(12 / CELL), int(20 / CELL)), slice(int(20 / CELL), int(22 / CELL))
+    classes[road_y, road_x] = _CLASS["road"]  # y 2..10 m, x 20..22 m: seen from two positions
     path = np.stack([np.linspace(0.5, 39.5, 40), np.zeros(40)], axis=1)  # a position every metre
     behind = _road_behind_path(classes, path, origin, cfg)
     assert not behind.any()

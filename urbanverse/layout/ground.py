@@ -354,6 +354,7 @@ def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
     if n == 0 or len(road_rows) == 0:
         return out
     road = np.stack([road_cols, road_rows], axis=1) + 0.5
+    reach = cfg.landing_m / cfg.cell_m
     for index in range(1, n + 1):
         rows, cols = np.nonzero(labels == index)
         cells = np.stack([cols, rows], axis=1) + 0.5
@@ -365,7 +366,6 @@ def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
         if length < cfg.landing_min_elongation * width:
             continue
         a, b = (road - centre) @ axes[0], (road - centre) @ axes[1]
-        reach = cfg.landing_m / cfg.cell_m
         beyond = np.maximum(a - along.max(), along.min() - a)
         landing = (beyond > 0) & (beyond <= reach) & (b >= across.min()) & (b <= across.max())
         out[road_rows[landing], road_cols[landing]] = True

@@ -75,3 +75,9 @@ def test_the_ground_does_not_depend_on_opencvs_generator_state(street_frames, tm
     cv2.randu(np.zeros(1000, np.float32), 0, 1)  # move the process-wide generator on
     second = _ground(street_frames, tmp_path / "b", GroundCfg())
     assert first == second
+
+
+def test_the_ground_is_the_same_cast_on_one_thread_or_two(street_frames, tmp_path) -> None:
+    one = _ground(street_frames, tmp_path / "one", GroundCfg(threads=1))
+    two = _ground(street_frames, tmp_path / "two", GroundCfg(threads=2))
+    assert one == two

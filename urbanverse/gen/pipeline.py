@@ -13,10 +13,13 @@ import dataclasses
 import json
 import shutil
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -45,7 +48,7 @@ from urbanverse.recon.geometry import load_points
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import ReconCfg, run_recon
 from urbanverse.records import load_record, record, save_json
-from urbanverse.retrieval.cousins import CousinCfg
+from urbanverse.retrieval.cousins import CousinCfg, prepare_candidates
 from urbanverse.retrieval.stage import Retrieval, run_retrieval
 from urbanverse.scene.record import SCENE_FILE, load_scene
 from urbanverse.video.record import KEYFRAMES_FILE, KeyframeSet, load_keyframes
@@ -95,6 +98,29 @@ class GenReport:
     warnings: tuple[str, ...]
     video_seconds: float
     seconds_per_video_minute: float
+
+
+T = TypeVar("T")
+
+
+@contextmanager
+def _beside(work: Callable[[], T]) -> Iterator[Future[T]]:
+    """``work`` run on a second thread while the body runs; OpenCV's own worker threads are off until
+    ``work`` ends (restored then, and on leaving).
+
+    The camera stage and detection each keep one core busy; OpenCV's parallel loops (SIFT, optical
+    flow, cv2.dnn) would put two more threads on the two cores, and the camera stage, the critical
+    path, then loses time to the switching (BENCHMARKS.md). Once detection and tracking end, the
+    camera stage's optical flow gets both cores back."""
+    prior = cv2.getNumThreads()
+    cv2.setNumThreads(1)
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="beside") as pool:
+            future = pool.submit(work)
+            future.add_done_callback(lambda _: cv2.setNumThreads(prior))
+            yield future
+    finally:
+        cv2.setNumThreads(prior)
 
 
 def _frames(work: Path, kfs) -> list[tuple[int, Path]]:
@@ -163,14 +189,14 @@ def run_gen(
         tracks: Tracks = runner.run(
             "03_track", track_key, TRACKS_FILE, track, lambda w: load_record(Tracks, w / TRACKS_FILE)
         )
+        prepare_candidates((t.category for t in tracks.tracks if not t.dynamic), cfg.cousins)
         return dets, tracks
 
     recon_key = config_hash(det_key, cfg.recon, oracles.recon is not None)
     # Detection and tracking run on a second thread beside the camera stage, which needs no detections
     # until single view calibrates with people: COLMAP maps on one thread (for reproducible models),
     # and the other core is otherwise idle for most of it (the round-trip tours: 2-5 s less each).
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="perception") as pool:
-        perception = pool.submit(perceive)
+    with _beside(perceive) as perception:
 
         def reconstruct(w: Path) -> Reconstruction:
             if oracles.recon is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -91,6 +92,8 @@ class GroundCfg:
     landing_min_elongation: float = 1.5
     """A crossing's length (across the road) over its width: below this its direction is unclear and
     the landing rule skips it."""
+    threads: int = 2
+    """Keyframes cast onto the ground at once (the stage runs after the camera stage, alone)."""
 
 
 @record
@@ -184,8 +187,8 @@ def _splat(
     obstacles = points_xyz[high, :2]
     dense_z = dense_xyz[:, 2]
     raised = dense_xyz[(cfg.raised_min_height_m > 0) & (dense_z > cfg.raised_min_height_m) & (dense_z < 25.0)]
-    xy, rgb = [], []
-    for index in frames:
+
+    def frame_ground(index: int) -> tuple[np.ndarray, np.ndarray]:
         image = images[index]
         h, w = image.shape[:2]
         vs, us = np.mgrid[0 : h : cfg.pixel_stride, 0 : w : cfg.pixel_stride]
@@ -200,8 +203,13 @@ def _splat(
         partners = [registered[j] for j in (k - 1, k + 1) if 0 <= j < len(registered)]
         if ok.any():
             ok[ok] = _on_ground(index, uv[ok], ground[ok], recon, images, partners, obstacles, cfg)
-        xy.append(ground[ok, :2])
-        rgb.append(image[vs[keep][ok], us[keep][ok]])
+        return ground[ok, :2], image[vs[keep][ok], us[keep][ok]]
+
+    # Keyframes are cast side by side (OpenCV and NumPy let go of the GIL in the flow, the homography
+    # fits and the array work); results come back in frame order, so the ground is the same.
+    with ThreadPoolExecutor(cfg.threads) as pool:
+        parts = list(pool.map(frame_ground, frames))
+    xy, rgb = [part[0] for part in parts], [part[1] for part in parts]
     if not xy:
         return np.zeros((0, 2)), np.zeros((0, 3), np.uint8)
     return np.concatenate(xy), np.concatenate(rgb)

@@ -138,7 +138,8 @@ class DetectionCfg:
     ``part_containment``: the share of a vehicle box inside a stronger vehicle box that makes it a
     part of that vehicle (dropped).
     ``min_similarity``: MiniLM cosine to map a free-form label. ``masks``: keep instance masks
-    (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads.
+    (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads of the networks (1: gen runs detection beside
+    the camera stage, which keeps the other core busy).
     """
 
     detector: str = "ssd"
@@ -161,7 +162,7 @@ class DetectionCfg:
     part_containment: float = 0.9
     min_similarity: float = 0.5
     masks: bool = True
-    threads: int = 2
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if not self.detector.strip():

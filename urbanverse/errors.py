@@ -12,6 +12,11 @@ class InputError(ValueError):
     """Bad user input: a malformed file, a wrong field, a missing path. CLI exit code 2."""
 
 
+class Cancelled(Exception):
+    """Work stopped because another part of the run failed or was interrupted (Ctrl-C); nothing of it
+    was saved, and a rerun does it again."""
+
+
 class MissingDependencyError(ImportError):
     """An optional dependency is needed for this command; the message names the install command."""
 

@@ -1,5 +1,6 @@
-"""Work beside the camera stage: OpenCV runs one thread per stage while both run, and gets its
-threads back when the work beside ends, and when the body fails."""
+"""Work beside the camera stage: OpenCV runs one thread per stage while both run and gets its
+threads back when the work beside ends and when the body fails; a failing or interrupted body tells
+the work beside to stop."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ def three_opencv_threads():
 
 
 def test_opencv_runs_one_thread_each_while_work_runs_beside(three_opencv_threads) -> None:
-    seen: dict[str, int] = {}
+    seen: dict[str, object] = {}
     release = threading.Event()
 
-    def work() -> str:
+    def work(stop: threading.Event) -> str:
         seen["work"] = cv2.getNumThreads()
         release.wait(10)
+        seen["stop"] = stop.is_set()
         return "done"
 
     with _beside(work) as future:
@@ -33,14 +35,21 @@ def test_opencv_runs_one_thread_each_while_work_runs_beside(three_opencv_threads
         release.set()
         assert future.result() == "done"
         seen["body after the work"] = cv2.getNumThreads()
-    assert seen == {"work": 1, "body": 1, "body after the work": 3}
+    assert seen == {"work": 1, "body": 1, "stop": False, "body after the work": 3}
     assert cv2.getNumThreads() == 3
 
 
-def test_opencv_gets_its_threads_back_when_the_body_fails(three_opencv_threads) -> None:
-    release = threading.Event()
-    with pytest.raises(RuntimeError, match="camera"), _beside(lambda: release.wait(10)):
-        assert cv2.getNumThreads() == 1
-        release.set()
-        raise RuntimeError("camera stage failed")
+@pytest.mark.parametrize("failure", [RuntimeError("camera stage failed"), KeyboardInterrupt()])
+def test_a_failing_or_interrupted_body_stops_the_work_beside(three_opencv_threads, failure) -> None:
+    started = threading.Event()
+    seen: dict[str, bool] = {}
+
+    def work(stop: threading.Event) -> None:
+        started.set()
+        seen["stopped"] = stop.wait(30)  # False after 30 s if nobody says stop
+
+    with pytest.raises(type(failure)), _beside(work):
+        assert started.wait(10) and cv2.getNumThreads() == 1
+        raise failure
+    assert seen == {"stopped": True}
     assert cv2.getNumThreads() == 3

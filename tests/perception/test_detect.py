@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import threading
 
 import numpy as np
 import pytest
 
 from tests.perception.conftest import OPENCV_DATA, box_iou, street_image
-from urbanverse.errors import InputError, MissingDependencyError
+from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.labels import map_label
 from urbanverse.perception.records import (
@@ -18,6 +19,7 @@ from urbanverse.perception.records import (
     load_detections,
     save_detections,
 )
+from urbanverse.perception.track import TrackingCfg, run_tracking
 
 
 def test_rle_round_trip_and_coco_format():
@@ -233,3 +235,17 @@ def test_a_vehicle_box_inside_a_stronger_vehicle_box_is_a_part_of_it():
     order = sorted(range(len(mapped)), key=lambda i: -mapped[i][0].score)
     kept = _without_vehicle_parts(mapped, order, DetectionCfg().part_containment)
     assert sorted(mapped[i][0].label for i in kept) == ["bus", "car", "person"]
+
+
+def test_detection_and_tracking_stop_when_told():
+    """Gen sets ``stop`` when the camera stage beside them fails or Ctrl-C interrupts the run."""
+    img, _, _ = street_image()
+    cfg = DetectionCfg(classifier="off")
+    stop = threading.Event()
+    fd = run_detection([(0, img), (1, img)], cfg, stop)
+    assert len(fd.frames) == 2 and run_tracking(None, fd, TrackingCfg(appearance="off"), stop=stop).tracks
+    stop.set()
+    with pytest.raises(Cancelled, match="detection stopped"):
+        run_detection([(0, img), (1, img)], cfg, stop)
+    with pytest.raises(Cancelled, match="tracking stopped"):
+        run_tracking(None, fd, TrackingCfg(appearance="off"), stop=stop)

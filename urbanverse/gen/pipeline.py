@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -104,9 +105,10 @@ T = TypeVar("T")
 
 
 @contextmanager
-def _beside(work: Callable[[], T]) -> Iterator[Future[T]]:
-    """``work`` run on a second thread while the body runs; OpenCV's own worker threads are off until
-    ``work`` ends (restored then, and on leaving).
+def _beside(work: Callable[[threading.Event], T]) -> Iterator[Future[T]]:
+    """``work(stop)`` run on a second thread while the body runs; OpenCV's own worker threads are off
+    until ``work`` ends (restored then, and on leaving). When the body fails or is interrupted
+    (Ctrl-C), ``stop`` is set, so that ``work`` can end at its next step instead of finishing.
 
     The camera stage and detection each keep one core busy; OpenCV's parallel loops (SIFT, optical
     flow, cv2.dnn) would put two more threads on the two cores, and the camera stage, the critical
@@ -114,11 +116,16 @@ def _beside(work: Callable[[], T]) -> Iterator[Future[T]]:
     camera stage's optical flow gets both cores back."""
     prior = cv2.getNumThreads()
     cv2.setNumThreads(1)
+    stop = threading.Event()
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="beside") as pool:
-            future = pool.submit(work)
+            future = pool.submit(work, stop)
             future.add_done_callback(lambda _: cv2.setNumThreads(prior))
-            yield future
+            try:
+                yield future
+            except BaseException:
+                stop.set()
+                raise
     finally:
         cv2.setNumThreads(prior)
 
@@ -168,15 +175,17 @@ def run_gen(
     frames = _frames(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
     det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
-
-    def detect(w: Path) -> FrameDetections:
-        dets = oracles.detections(kfs) if oracles.detections else run_detection(frames, cfg.detection)
-        save_detections(dets, w)
-        return dets
-
     track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
 
-    def perceive() -> tuple[FrameDetections, Tracks]:
+    def perceive(stop: threading.Event) -> tuple[FrameDetections, Tracks]:
+        def detect(w: Path) -> FrameDetections:
+            if oracles.detections is not None:
+                dets = oracles.detections(kfs)
+            else:
+                dets = run_detection(frames, cfg.detection, stop)
+            save_detections(dets, w)
+            return dets
+
         dets: FrameDetections = runner.run(
             "02_detect", det_key, DETECTIONS_FILE, detect, lambda w: load_detections(w / DETECTIONS_FILE)
         )
@@ -184,12 +193,13 @@ def run_gen(
         def track(w: Path) -> Tracks:
             if oracles.tracks is not None:
                 return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
-            return _saved(run_tracking(frames, dets, cfg.tracking), lambda r: r.save(w)).tracks
+            return _saved(run_tracking(frames, dets, cfg.tracking, stop=stop), lambda r: r.save(w)).tracks
 
         tracks: Tracks = runner.run(
             "03_track", track_key, TRACKS_FILE, track, lambda w: load_record(Tracks, w / TRACKS_FILE)
         )
-        prepare_candidates((t.category for t in tracks.tracks if not t.dynamic), cfg.cousins)
+        if not stop.is_set():
+            prepare_candidates((t.category for t in tracks.tracks if not t.dynamic), cfg.cousins)
         return dets, tracks
 
     recon_key = config_hash(det_key, cfg.recon, oracles.recon is not None)

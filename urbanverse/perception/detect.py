@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -36,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.errors import InputError, MissingDependencyError
+from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.boxes import Candidate, containment_matrix, nms
 from urbanverse.perception.crop_classifier import (
     CropClassifier,
@@ -390,13 +391,17 @@ def relabel_by_look(
     return [pair for pair in out if pair is not None]
 
 
-def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None) -> FrameDetections:
+def run_detection(
+    frames: Sequence[FrameInput], cfg: DetectionCfg | None = None, stop: threading.Event | None = None
+) -> FrameDetections:
     """Detect urban objects in keyframes.
 
     ``frames``: ``(keyframe index, image)`` pairs, the image an ``(H, W, 3)`` uint8 RGB array or an
     image path (read one at a time). Returns a ``FrameDetections`` whose ``det_id`` values number
     the detections 0, 1, 2... over all frames in order. Raises ``InputError`` for bad frames or a
-    missing ``--detector`` weights file, ``MissingDependencyError`` for a missing package.
+    missing ``--detector`` weights file, ``MissingDependencyError`` for a missing package, and
+    ``Cancelled`` before the next frame once ``stop`` is set (the run failed or was interrupted
+    elsewhere).
     """
     cfg = cfg or DetectionCfg()
     t_start = time.perf_counter()
@@ -410,6 +415,8 @@ def run_detection(frames: Sequence[FrameInput], cfg: DetectionCfg | None = None)
     out_frames: list[FrameDetection] = []
     next_id = 0
     for index, rgb, path in iter_frames(frames):
+        if stop is not None and stop.is_set():
+            raise Cancelled("detection stopped")
         h, w = rgb.shape[:2]
         mapped = []
         for c in _frame_candidates(rgb, detector, cfg, use_cls, seconds):

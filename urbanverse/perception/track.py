@@ -23,6 +23,7 @@ its detections) or with a mean score under ``min_score`` are dropped.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from urbanverse.assets.taxonomy import TAXONOMY
-from urbanverse.errors import InputError, MissingDependencyError
+from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.boxes import iou_matrix
 from urbanverse.perception.frames import FrameInput, check_frames, crop, read_rgb
 from urbanverse.perception.records import (
@@ -212,6 +213,7 @@ def run_tracking(
     cfg: TrackingCfg | None = None,
     motions: dict[int, np.ndarray] | None = None,
     predict: Predictor | None = None,
+    stop: threading.Event | None = None,
 ) -> TrackingResult:
     """Associate ``detections`` across keyframes into tracks.
 
@@ -219,7 +221,8 @@ def run_tracking(
     appearance crops; None (or ``cfg.appearance=False``) tracks on geometry alone. ``motions``:
     optional ``{frame_index: 3x3 homography from the previous keyframe's pixels to this one's}``.
     ``predict``: optional ``predict(box_prev (4,), FrameMotion) -> box (4,)`` replacing
-    ``constant_velocity``. Returns the ``Tracks`` record (track ids 0.. in order of first sighting)
+    ``constant_velocity``. ``stop``: once set, ``Cancelled`` is raised before the next keyframe.
+    Returns the ``Tracks`` record (track ids 0.. in order of first sighting)
     and the tracks' mean embeddings ``(num_tracks, 1280)`` (``(num_tracks, 0)`` without appearance).
     """
     from scipy.optimize import linear_sum_assignment
@@ -242,6 +245,8 @@ def run_tracking(
     max_gap = cfg.max_age * _index_step(ordered)
     next_id = 0
     for fr in ordered:
+        if stop is not None and stop.is_set():
+            raise Cancelled("tracking stopped")
         dets = fr.detections
         t = time.perf_counter()
         rgb = read_rgb(images[fr.frame_index]) if fr.frame_index in images and dets else None

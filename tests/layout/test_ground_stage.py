@@ -13,7 +13,7 @@ from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.ground import GroundCfg, run_ground
 from urbanverse.perception.records import FrameDetections
-from urbanverse.recon.depth import dense_cloud
+from urbanverse.recon.depth import DepthParams, dense_cloud
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +81,12 @@ def test_the_ground_is_the_same_cast_on_one_thread_or_two(street_frames, tmp_pat
     one = _ground(street_frames, tmp_path / "one", GroundCfg(threads=1))
     two = _ground(street_frames, tmp_path / "two", GroundCfg(threads=2))
     assert one == two
+
+
+def test_the_dense_points_are_the_same_on_one_thread_or_two(street_frames) -> None:
+    frames, recon = street_frames
+    one = dense_cloud(recon, dict(frames), DepthParams(threads=1))
+    two = dense_cloud(recon, dict(frames), DepthParams(threads=2))
+    assert len(one.xyz) > 1000
+    assert np.array_equal(one.xyz, two.xyz) and np.array_equal(one.keyframe, two.keyframe)
+    assert np.array_equal(one.rgb, two.rgb)

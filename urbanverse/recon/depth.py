@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import zipfile
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -46,6 +47,8 @@ class DepthParams:
     min_depth_m: float = 0.5
     max_depth_m: float = 25.0
     agree_rel: float = 0.05
+    threads: int = 2
+    """Keyframes matched at once (the ground stage runs after the camera stage, alone)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,8 +150,35 @@ def dense_cloud(
     recon: Reconstruction, images: Mapping[int, np.ndarray], p: DepthParams | None = None
 ) -> DenseCloud:
     """The two-partner-consistent dense points of every registered keyframe with ``(H, W, 3)`` uint8
-    RGB image in ``images`` (keyed by keyframe index, working resolution)."""
+    RGB image in ``images`` (keyed by keyframe index, working resolution).
+
+    The keyframes are split into ``p.threads`` consecutive runs, each matched on its own thread (OpenCV
+    and NumPy let go of the GIL); the flows at a run's ends are computed twice, and the points come
+    back in keyframe order, so the cloud is the same on any number of threads."""
     p = p or DepthParams()
+    jobs = []
+    for kf in recon.registered:
+        pair = [b for b in partners(recon, kf.index, p) if b in images]
+        if kf.index in images and len(pair) == 2:
+            jobs.append((kf.index, pair))
+    runs = [run for run in np.array_split(np.arange(len(jobs)), max(1, p.threads)) if len(run)]
+    with ThreadPoolExecutor(max(1, len(runs))) as pool:
+        parts = list(pool.map(lambda run: _run_points(recon, images, [jobs[j] for j in run], p), runs))
+    xyz, rgb, owner = ([np.zeros((0, 3))], [np.zeros((0, 3), np.uint8)], [np.zeros(0, int)])
+    for part_xyz, part_rgb, part_owner in parts:
+        xyz += part_xyz
+        rgb += part_rgb
+        owner += part_owner
+    return DenseCloud(np.concatenate(xyz), np.concatenate(rgb), np.concatenate(owner))
+
+
+def _run_points(
+    recon: Reconstruction,
+    images: Mapping[int, np.ndarray],
+    jobs: list[tuple[int, list[int]]],
+    p: DepthParams,
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """Points, colours and owning keyframe of each ``(keyframe, its two partners)`` job, in order."""
     grays: dict[int, np.ndarray] = {}
 
     def gray(index: int) -> np.ndarray:
@@ -159,24 +189,20 @@ def dense_cloud(
             grays[index] = cv2.resize(gray_full, size, interpolation=cv2.INTER_AREA)
         return grays[index]
 
-    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)
+    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_MEDIUM)  # one per thread
 
     @functools.lru_cache(maxsize=16)  # a pair's two flows serve both its keyframes, a few apart
     def flow(a: int, b: int) -> np.ndarray:
         return dis.calc(gray(a), gray(b), None)
 
-    xyz, rgb, owner = [np.zeros((0, 3))], [np.zeros((0, 3), np.uint8)], [np.zeros(0, int)]
-    for kf in recon.registered:
-        pair = [b for b in partners(recon, kf.index, p) if b in images]
-        if kf.index not in images or len(pair) < 2:
-            continue
-        a = kf.index
+    xyz, rgb, owner = [], [], []
+    for a, pair in jobs:
         (x1, d1), (x2, d2) = (_flow_depth(recon, a, b, flow(a, b), flow(b, a), p) for b in pair)
         with np.errstate(invalid="ignore"):
             agree = np.abs(d1 - d2) < p.agree_rel * np.fmin(d1, d2)
-        small = cv2.resize(images[kf.index], gray(kf.index).shape[::-1], interpolation=cv2.INTER_AREA)
+        small = cv2.resize(images[a], gray(a).shape[::-1], interpolation=cv2.INTER_AREA)
         colours = small[:: p.step, :: p.step].reshape(-1, 3)
         xyz.append((x1[agree] + x2[agree]) / 2)
         rgb.append(colours[agree])
-        owner.append(np.full(int(agree.sum()), kf.index))
-    return DenseCloud(np.concatenate(xyz), np.concatenate(rgb), np.concatenate(owner))
+        owner.append(np.full(int(agree.sum()), a))
+    return xyz, rgb, owner

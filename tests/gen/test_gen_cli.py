@@ -101,9 +101,13 @@ def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error
     assert sorted(p.name for p in out.iterdir()) == ["error.json"]
 
 
-def test_unknown_setting_is_a_clear_error(walk_video, tmp_path):
-    result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", "lift.nope=1"])
-    assert result.exit_code == 2 and "nope" in result.output
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [("lift.nope=1", "nope"), ("ground.threads=0", "ground.threads"), ("dense.threads=0", "dense.threads")],
+)
+def test_unknown_or_bad_setting_is_a_clear_error(walk_video, tmp_path, setting, said):
+    result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", setting])
+    assert result.exit_code == 2 and said in result.output
 
 
 def test_a_static_camera_gives_a_single_view_scene(walk_video, tmp_path):

@@ -24,6 +24,7 @@ import scipy.ndimage
 import scipy.spatial
 import shapely
 
+from urbanverse.errors import InputError
 from urbanverse.layout.lift import path_directions
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
 from urbanverse.perception.records import FrameDetections
@@ -94,6 +95,10 @@ class GroundCfg:
     the landing rule skips it."""
     threads: int = 2
     """Keyframes cast onto the ground at once (the stage runs after the camera stage, alone)."""
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise InputError(f"ground.threads: expected >= 1, got {self.threads}")
 
 
 @record

@@ -50,6 +50,10 @@ class DepthParams:
     threads: int = 2
     """Keyframes matched at once (the ground stage runs after the camera stage, alone)."""
 
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise InputError(f"dense.threads: expected >= 1, got {self.threads}")
+
 
 @dataclasses.dataclass(frozen=True)
 class DenseCloud:
@@ -161,7 +165,7 @@ def dense_cloud(
         pair = [b for b in partners(recon, kf.index, p) if b in images]
         if kf.index in images and len(pair) == 2:
             jobs.append((kf.index, pair))
-    runs = [run for run in np.array_split(np.arange(len(jobs)), max(1, p.threads)) if len(run)]
+    runs = [run for run in np.array_split(np.arange(len(jobs)), p.threads) if len(run)]
     with ThreadPoolExecutor(max(1, len(runs))) as pool:
         parts = list(pool.map(lambda run: _run_points(recon, images, [jobs[j] for j in run], p), runs))
     xyz, rgb, owner = ([np.zeros((0, 3))], [np.zeros((0, 3), np.uint8)], [np.zeros(0, int)])

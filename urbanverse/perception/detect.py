@@ -139,8 +139,10 @@ class DetectionCfg:
     ``part_containment``: the share of a vehicle box inside a stronger vehicle box that makes it a
     part of that vehicle (dropped).
     ``min_similarity``: MiniLM cosine to map a free-form label. ``masks``: keep instance masks
-    (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads of the networks (1: gen runs detection beside
-    the camera stage, which keeps the other core busy).
+    (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads of the TFLite classifier and of a torch
+    YOLO (1: gen runs detection beside the camera stage, which keeps the other core busy); the SSD and
+    ONNX models run on OpenCV's threads, a process-wide setting left to the caller (gen: one while
+    detection runs beside).
     """
 
     detector: str = "ssd"
@@ -203,13 +205,13 @@ class _ObjectDetector:
         if cfg.detector.lower() in ("ssd", "ssd_coco", "default"):
             from urbanverse.perception.models import ssd_net
 
-            ssd_net(cfg.threads)  # load now: a missing package fails before any frame
+            ssd_net()  # load now: a missing package fails before any frame
             self.name, self.yolo = "ssd_coco", None
         else:
             from urbanverse.perception.onnx_yolo import OnnxYoloDetector, is_onnx_yolo
 
             if is_onnx_yolo(cfg.detector):  # an exported model with its sidecar: cv2.dnn, no ultralytics
-                self.yolo = OnnxYoloDetector(cfg.detector, cfg.threads)
+                self.yolo = OnnxYoloDetector(cfg.detector)
             else:
                 from urbanverse.perception.yolo import YoloDetector
 
@@ -229,7 +231,7 @@ class _ObjectDetector:
             return self.yolo(rgb, self.min_score)
         from urbanverse.perception.ssd import detect_ssd
 
-        return detect_ssd(rgb, self.min_score, self.cfg.threads)
+        return detect_ssd(rgb, self.min_score)
 
 
 def _use_classifier(cfg: DetectionCfg) -> bool:

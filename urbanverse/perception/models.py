@@ -68,8 +68,9 @@ def embedder_weights() -> Path:
 
 
 @functools.cache
-def ssd_net(threads: int = 2):
-    """The COCO SSD as a ``cv2.dnn.Net`` (cached per process)."""
+def ssd_net():
+    """The COCO SSD as a ``cv2.dnn.Net`` (cached per process; it runs on OpenCV's threads, a
+    process-wide setting left to the caller)."""
     import cv2
 
     if int(cv2.__version__.split(".")[0]) != 4:
@@ -77,7 +78,6 @@ def ssd_net(threads: int = 2):
             f"the TensorFlow importer of cv2.dnn needs OpenCV 4.x, found {cv2.__version__}; "
             "install it with: pip install 'opencv-python-headless>=4.8,<5'"
         )
-    cv2.setNumThreads(threads)
     pb, pbtxt = ssd_files()
     return cv2.dnn.readNetFromTensorflow(str(pb), str(pbtxt))
 

@@ -29,7 +29,7 @@ def is_onnx_yolo(path_or_name: str) -> bool:
 
 
 @functools.cache
-def _load(path: str, threads: int):
+def _load(path: str):
     import cv2
 
     meta_path = sidecar(Path(path))
@@ -43,16 +43,15 @@ def _load(path: str, threads: int):
         net = cv2.dnn.readNetFromONNX(path)
     except cv2.error as exc:
         raise InputError(f"--detector {path}: OpenCV cannot load this ONNX model ({exc})") from None
-    cv2.setNumThreads(threads)
     return net, names, (ih, iw)
 
 
 class OnnxYoloDetector:
     """``detector(rgb, min_score) -> [Candidate]`` for an exported YOLO (see the module docstring)."""
 
-    def __init__(self, path: str, threads: int = 2, nms_iou: float = 0.5) -> None:
+    def __init__(self, path: str, nms_iou: float = 0.5) -> None:
         self.path = str(Path(path).expanduser())
-        self.net, self.names, self.imgsz = _load(self.path, threads)
+        self.net, self.names, self.imgsz = _load(self.path)
         self.name = f"yolo_onnx:{Path(path).stem}"
         self.nms_iou = nms_iou
 

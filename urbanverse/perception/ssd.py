@@ -28,12 +28,12 @@ def _coco91() -> dict[int, str]:
 COCO91: dict[int, str] = _coco91()
 
 
-def detect_ssd(rgb: np.ndarray, min_score: float = 0.4, threads: int = 2) -> list[Candidate]:
+def detect_ssd(rgb: np.ndarray, min_score: float = 0.4) -> list[Candidate]:
     """COCO detections in an ``(H, W, 3)`` uint8 RGB frame with score >= ``min_score``; boxes in pixels."""
     import cv2
 
     h, w = rgb.shape[:2]
-    net = ssd_net(threads)
+    net = ssd_net()
     # The network expects RGB; the frame already is RGB, so no channel swap.
     net.setInput(cv2.dnn.blobFromImage(rgb, size=(300, 300), swapRB=False))
     rows = net.forward().reshape(-1, 7)

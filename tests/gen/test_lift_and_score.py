@@ -17,7 +17,9 @@ from urbanverse.layout.lift import (
     SHAPED_TREES,
     LiftCfg,
     TrackView,
+    _agreeing,
     category_by_votes_and_height,
+    mean_size,
     measured_size,
     run_lifting,
     tree_class_from_shape,
@@ -140,3 +142,29 @@ def test_split_votes_go_to_the_class_whose_height_fits():
     # Classes of about the same height are left to the vote, whatever the (noisy) height says.
     close = {"bench": 0.48, "outdoor_chair": 0.41}
     assert all(category_by_votes_and_height(close, h) == "bench" for h in (0.6, 0.8, 1.0, 1.1))
+
+
+def _views(*pairs) -> list[TrackView]:
+    """Track views of ``(xy, eye)`` pairs: ground contacts seen from camera positions (m)."""
+    return [TrackView(np.array([*xy, 0.0]), np.array([*eye, 1.6]), 1.0, False, 1.0) for xy, eye in pairs]
+
+
+def test_contacts_of_a_second_object_are_left_out():
+    """Three boxes of a tree and two of a bollard 9 m away in one track: the tree's contacts agree
+    with each other, so they stay; turned off (``consensus_m`` 0), every contact stays."""
+    tree = [((7.0, 4.4), (0.0, 0.0)), ((7.3, 4.2), (1.0, 0.0)), ((6.8, 4.5), (2.0, 0.0))]
+    bollard = [((-2.5, 3.8), (3.0, 0.0)), ((-2.3, 3.9), (4.0, 0.0))]
+    views = _views(*bollard, *tree)
+    kept = _agreeing(views, mean_size("broadleaf_tree"), LiftCfg())
+    assert [tuple(v.ground[:2]) for v in kept] == [xy for xy, _ in tree]
+    assert len(_agreeing(views, mean_size("broadleaf_tree"), LiftCfg(consensus_m=0.0))) == 5
+
+
+def test_contacts_sliding_along_a_passing_car_and_far_ones_agree():
+    """A box's bottom centre slides along a parked car's side as the camera passes (half the car's
+    footprint), and contacts 25 m off scatter with depth error (``consensus_share`` of the range)."""
+    car = _views(*(((x, 4.0), (x - 3.0, 0.0)) for x in (-2.0, -1.0, 0.0, 1.0, 2.2)))
+    assert len(_agreeing(car, mean_size("sedan"), LiftCfg())) == 5
+    far = _views(((25.0, 1.0), (0.0, 0.0)), ((27.6, 1.0), (1.0, 0.0)), ((26.2, 2.0), (2.0, 0.0)))
+    assert len(_agreeing(far, mean_size("bollard"), LiftCfg())) == 3
+    assert len(_agreeing(far, mean_size("bollard"), LiftCfg(consensus_share=0.0))) < 3

@@ -79,6 +79,11 @@ class LiftCfg:
     """The box fit may move an object this far from its ground-contact estimate, no farther."""
     height_bounds: tuple[float, float] = (0.75, 1.35)
     """Measured height may scale the class's mean size by this range only."""
+    consensus_m: float = 1.0
+    """Ground contacts of one track agree within this, plus half the class's mean footprint (a box's
+    bottom centre slides along a passing car's side) and ``consensus_share`` of the contact's range
+    (depth error grows with distance); the contacts that agree with the most others are kept, 0: all."""
+    consensus_share: float = 0.1
 
 
 @record
@@ -239,6 +244,21 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
     return out
 
 
+def _agreeing(obs: list[TrackView], size: np.ndarray, cfg: LiftCfg) -> list[TrackView]:
+    """The observations whose ground contacts agree with the contact that most others agree with
+    (``LiftCfg.consensus_m``). A track that took in a second object, or a box whose bottom is a shadow
+    or a kerb, casts contacts metres apart; their per-axis median can land between the two objects,
+    on neither."""
+    if cfg.consensus_m <= 0 or len(obs) < 3:
+        return obs
+    xy = np.array([v.ground[:2] for v in obs])
+    ranges = np.linalg.norm(xy - np.array([v.eye[:2] for v in obs]), axis=1)
+    radius = cfg.consensus_m + 0.5 * float(max(size[:2])) + cfg.consensus_share * ranges  # (N,)
+    near = np.linalg.norm(xy[:, None] - xy[None], axis=2) <= radius[:, None]
+    best = int(np.argmax(near.sum(axis=1)))
+    return [v for v, keep in zip(obs, near[best], strict=True) if keep]
+
+
 #: Tree classes told apart by the measured shape (``tree_class_from_shape``).
 SHAPED_TREES = frozenset({"broadleaf_tree", "columnar_tree", "young_street_tree"})
 #: Detector labels that say "a tree" but not which kind (the vegetation detector's, free-form names).
@@ -359,6 +379,10 @@ def run_lifting(
         )
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
+            continue
+        obs = _agreeing(obs, mean_size(track.category), cfg)
+        if len(obs) < cfg.min_observations:
+            dropped["contacts_disagree"] = dropped.get("contacts_disagree", 0) + 1
             continue
         category, size = measured_size(track, obs, cfg)
         contact = np.median([v.ground[:2] for v in obs], axis=0)

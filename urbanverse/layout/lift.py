@@ -218,6 +218,7 @@ class TrackView(NamedTuple):
     top_cut: bool
     width: float
     sides_cut: int = 0
+    frame_index: int = -1
 
 
 def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
@@ -240,7 +241,8 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
         wide = (x2 - x1) * depth / kf.fx if x1 > m and x2 < width - m else math.nan
         near = max(m, 0.01 * width)  # detector boxes stop a few pixels short of the frame's edge
         cut = int(x1 <= near) + int(x2 >= width - near)
-        out.append(TrackView(ground, wfc[:3, 3], (y2 - y1) * depth / kf.fy, bool(y1 <= m), wide, cut))
+        metric_height = (y2 - y1) * depth / kf.fy
+        out.append(TrackView(ground, wfc[:3, 3], metric_height, bool(y1 <= m), wide, cut, obs.frame_index))
     return out
 
 
@@ -380,7 +382,10 @@ def run_lifting(
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue
-        obs = _agreeing(obs, mean_size(track.category), cfg)
+        agreeing = _agreeing(obs, mean_size(track.category), cfg)
+        # The boxes whose contacts disagreed are another object's: left out of the box fit too.
+        strays = {v.frame_index for v in obs} - {v.frame_index for v in agreeing}
+        obs = agreeing
         if len(obs) < cfg.min_observations:
             dropped["contacts_disagree"] = dropped.get("contacts_disagree", 0) + 1
             continue
@@ -408,7 +413,8 @@ def run_lifting(
         centres = np.asarray(centres)
         xy, scale = np.median(centres, axis=0), 1.0
         if not slender:  # a post's base is its centre; boxes of crowns and lamp arms mislead a fit
-            xy, scale = _fit_box(track, recon, xy, yaw, size, cfg)
+            boxes = [o for o in track.observations if o.frame_index not in strays]
+            xy, scale = _fit_box(boxes, recon, xy, yaw, size, cfg)
         size = size * scale
         lifted.append(
             LiftedObject(
@@ -438,8 +444,11 @@ def _box_corners(xy: np.ndarray, yaw: float, size: np.ndarray) -> np.ndarray:
     return local @ np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]) + [xy[0], xy[1], 0.0]
 
 
-def _fit_box(track, recon: Reconstruction, xy0: np.ndarray, yaw: float, size: np.ndarray, cfg: LiftCfg):
-    """Refine position ``xy`` (m) and a size scale so the box's projections match the detected boxes.
+def _fit_box(
+    observations, recon: Reconstruction, xy0: np.ndarray, yaw: float, size: np.ndarray, cfg: LiftCfg
+):
+    """Refine position ``xy`` (m) and a size scale so the box's projections match the detected boxes
+    of a track's ``observations``.
 
     Least squares over every registered observation; an edge within ``edge_margin_px`` of the image
     border is cut by the frame: such observations are left out. Residuals are in units of the detected
@@ -448,7 +457,7 @@ def _fit_box(track, recon: Reconstruction, xy0: np.ndarray, yaw: float, size: np
     """
     w, h, m = recon.intrinsics.width, recon.intrinsics.height, cfg.edge_margin_px
     views = []
-    for obs in track.observations:
+    for obs in observations:
         if not recon.keyframes[obs.frame_index].registered:
             continue
         x1, y1, x2, y2 = obs.box

@@ -138,17 +138,21 @@ def _track(
     return uv.reshape(-1, 2), good
 
 
-def _step(
-    m_a: np.ndarray,
-    predicted: np.ndarray,
-    grays: list[np.ndarray],
-    k: np.ndarray,
-    height_m: float,
-    p: ExtendParams,
-) -> np.ndarray | None:
+@dataclasses.dataclass(frozen=True)
+class _Walk:
+    """What every chaining step shares: the intrinsics ``k (3, 3)``, the camera's height above the
+    ground plane (m) and the thresholds."""
+
+    k: np.ndarray
+    height_m: float
+    p: ExtendParams
+
+
+def _step(m_a: np.ndarray, predicted: np.ndarray, grays: list[np.ndarray], walk: _Walk) -> np.ndarray | None:
     """The 4x4 world_from_camera of keyframe b from the registered keyframe a (``m_a``), or None.
     ``grays``: a's image, the video frames between (if any) and b's; ``predicted``: b's pose if the
     walk kept its pace."""
+    k, height_m, p = walk.k, walk.height_m, walk.p
     gray_a, gray_b = grays[0], grays[-1]
     h, w = gray_a.shape
     rows, cols = np.mgrid[0:h:4, 0:w:4]
@@ -198,24 +202,17 @@ def _step(
     return m_b
 
 
-def _chain(
-    m_a: np.ndarray,
-    predicted: np.ndarray,
-    grays: list[np.ndarray],
-    k: np.ndarray,
-    height_m: float,
-    p: ExtendParams,
-) -> np.ndarray | None:
+def _chain(m_a: np.ndarray, predicted: np.ndarray, grays: list[np.ndarray], walk: _Walk) -> np.ndarray | None:
     """:func:`_step` across the images ``grays`` (a's, the video frames between, b's) in segments of at
     most ``segment_frames`` hops: over a long gap, ground corners leave the view, and the ground
     check, which compares the two ends, grows blind to a pose a few centimetres off."""
     hops = len(grays) - 1
-    ends = np.linspace(0, hops, -(-hops // max(1, p.segment_frames)) + 1).round().astype(int)
+    ends = np.linspace(0, hops, -(-hops // max(1, walk.p.segment_frames)) + 1).round().astype(int)
     m = m_a
     for start, end in zip(ends, ends[1:], strict=False):
         paced = m.copy()
         paced[:3, 3] += (predicted[:3, 3] - m_a[:3, 3]) * (end - start) / hops
-        m = _step(m, paced, grays[start : end + 1], k, height_m, p)
+        m = _step(m, paced, grays[start : end + 1], walk)
         if m is None:
             return None
     return m
@@ -341,8 +338,7 @@ def extend_by_ground(
     keyframes = list(recon.keyframes)
     if not p.enabled or not any(kf.registered for kf in keyframes) or all(kf.registered for kf in keyframes):
         return recon, []
-    k = recon.intrinsics.matrix()
-    height = recon.ground.camera_height_m
+    walk = _Walk(recon.intrinsics.matrix(), recon.ground.camera_height_m, p)
     grays: dict[int, np.ndarray] = {}
 
     def gray(i: int) -> np.ndarray:
@@ -367,7 +363,7 @@ def extend_by_ground(
             lo, hi = sorted((keyframes[a].frame, keyframes[b].frame))
             between = [f for f in frames if lo < f < hi][::direction]
             sequence = [gray(a), *(video[f] for f in between), gray(b)]
-            m_b = _chain(m_a, _predict(keyframes, a, b, direction), sequence, k, height, p)
+            m_b = _chain(m_a, _predict(keyframes, a, b, direction), sequence, walk)
             if m_b is None:
                 continue
             kf = keyframes[b]

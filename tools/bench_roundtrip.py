@@ -4,7 +4,8 @@ scenes from the MP4s, and compare them with the truth.
 Modes: ``blind`` (gen sees only the video), ``true_poses`` (camera stage replaced by the tour's true
 poses), ``true_poses_boxes`` (and detection + tracking replaced by the true 2D boxes and identities):
 the drop from the last to the first shows where the error comes from. Prints a table per mode (the
-median over tours), the totals over all tours per mode, and, last, the blind line:
+median over tours), the totals over all tours per mode, how the blind camera paths fit the true ones
+(RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 """
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from urbanverse.gen.evaluate import compare_scenes
+from urbanverse.gen.evaluate import camera_path_errors, compare_scenes
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.gen.pipeline import GenCfg, Oracles, run_gen
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
@@ -61,6 +62,7 @@ def main() -> None:
     args = parser.parse_args()
     modes = args.modes.split(",")
     results: dict[str, list[dict]] = {m: [] for m in modes}
+    paths: list[dict] = []
     gen_s_per_min: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
@@ -80,11 +82,14 @@ def main() -> None:
                 start = time.perf_counter()
                 report = run_gen(video, out, GenCfg(), resume=False, oracles=_oracles(mode, gt))
                 elapsed = time.perf_counter() - start
-                if mode == "blind":
-                    gen_s_per_min.append(elapsed / args.seconds * 60.0)
-                scores = compare_scenes(load_scene(out), truth, gt, aligned=mode != "blind")
+                scene = load_scene(out)
+                scores = compare_scenes(scene, truth, gt, aligned=mode != "blind")
                 results[mode].append(scores)
                 shown = " ".join(f"{k}={scores.get(k, math.nan):.3f}" for k in METRICS)
+                if mode == "blind":
+                    gen_s_per_min.append(elapsed / args.seconds * 60.0)
+                    paths.append(camera_path_errors(scene, gt))
+                    shown += " " + " ".join(f"{k}={v:.3f}" for k, v in paths[-1].items())
                 counts = f"objects={scores['generated']:.0f}/{scores['true_seen']:.0f}"
                 print(f"tour {i} ({style}) {mode}: {shown} {counts} "
                       f"recon={report.recon_mode} gen_s={elapsed:.1f}", flush=True)  # fmt: skip
@@ -103,6 +108,11 @@ def main() -> None:
             f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f}, "
             f"precision_1m {near:.0f}/{generated:.0f} = {near / max(generated, 1):.3f}, "
             f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
+        )
+    if paths:
+        print(
+            "camera path (blind), per tour: "
+            + ", ".join(f"{k} " + " / ".join(f"{p[k]:.3f}" for p in paths) for k in paths[0])
         )
     blind = results.get("blind") or results[modes[0]]
     m = {k: float(np.nanmedian([r[k] for r in blind])) for k in METRICS}

@@ -4,6 +4,7 @@ has them; and the round-trip scorer gives perfect scores to the truth itself."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import shutil
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.gen.evaluate import compare_scenes, seen_objects
+from urbanverse.gen.evaluate import camera_path_errors, compare_scenes, seen_objects
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import (
     SHAPED_TREES,
@@ -25,7 +26,7 @@ from urbanverse.layout.lift import (
     tree_class_from_shape,
 )
 from urbanverse.render.tour import TourCfg, run_render_tour
-from urbanverse.scene.record import load_scene
+from urbanverse.scene.record import CameraPose, load_scene
 from urbanverse.video.stage import VideoCfg, run_video
 
 
@@ -64,6 +65,24 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["pos_err_m"] == 0.0 and scores["ground_iou"] == pytest.approx(1.0)
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)
+
+
+def test_a_scaled_camera_path_shows_as_scale_not_shape(tour):
+    """The true path, 10 % too long, turned and moved: the rigid fit leaves metres of error, the fit
+    that may scale leaves none and reports the scale that undoes it."""
+    root, gt, _ = tour
+    c, s = math.cos(0.7), math.sin(0.7)
+    poses = []
+    for k, frame in enumerate(gt.frames[::5]):
+        x, y, z = np.reshape(frame.world_from_camera, (4, 4))[:3, 3]
+        moved = (float(1.1 * (c * x - s * y) + 3.0), float(1.1 * (s * x + c * y) - 2.0), float(z))
+        poses.append(CameraPose(frame=5 * k, time_s=frame.time_s, position=moved, quat_wxyz=(1.0, 0, 0, 0)))
+    scene = dataclasses.replace(load_scene(root / "example"), camera_trajectory=tuple(poses))
+    errors = camera_path_errors(scene, gt)
+    assert errors["path_scale"] == pytest.approx(1 / 1.1, rel=1e-6)
+    assert errors["path_rms_scaled_m"] < 1e-6 < 0.1 < errors["path_rms_m"]
+    one_pose = dataclasses.replace(scene, camera_trajectory=tuple(poses[:1]))
+    assert math.isnan(camera_path_errors(one_pose, gt)["path_scale"])
 
 
 @pytest.mark.parametrize(

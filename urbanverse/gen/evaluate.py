@@ -40,21 +40,51 @@ _TYPE_OF = {
 }
 
 
-def planar_alignment(generated: Scene, truth: TourGroundTruth) -> np.ndarray:
-    """3x3 homogeneous 2D rigid transform from the generated scene's frame to the true scene's frame."""
+def _paired_paths(generated: Scene, truth: TourGroundTruth) -> tuple[np.ndarray, np.ndarray]:
+    """``(src (N, 2), dst (N, 2))``: the generated camera positions and the true ones of the same
+    frames (m, planar)."""
     src, dst = [], []
     for pose in generated.camera_trajectory:
         if pose.frame < len(truth.frames):
             src.append(pose.position[:2])
             dst.append(np.reshape(truth.frames[pose.frame].world_from_camera, (4, 4))[:2, 3])
-    src, dst = np.asarray(src, float), np.asarray(dst, float)
-    if len(src) < 2:
-        return np.eye(3)
+    return np.asarray(src, float).reshape(-1, 2), np.asarray(dst, float).reshape(-1, 2)
+
+
+def _fit_2d(src: np.ndarray, dst: np.ndarray, with_scale: bool) -> tuple[np.ndarray, float]:
+    """The 3x3 homogeneous 2D transform (rotation, translation and, ``with_scale``, a uniform scale:
+    Umeyama's least squares) best mapping points ``src (N, 2)`` onto ``dst (N, 2)``, and its scale."""
     mu_s, mu_d = src.mean(axis=0), dst.mean(axis=0)
-    u, _, vt = np.linalg.svd((dst - mu_d).T @ (src - mu_s))
-    rot = u @ np.diag([1.0, np.sign(np.linalg.det(u @ vt))]) @ vt
+    u, sv, vt = np.linalg.svd((dst - mu_d).T @ (src - mu_s))
+    d = np.diag([1.0, np.sign(np.linalg.det(u @ vt))])
+    rot = u @ d @ vt
+    var = float(((src - mu_s) ** 2).sum())
+    scale = float((sv * np.diag(d)).sum() / var) if with_scale and var > 0 else 1.0
     out = np.eye(3)
-    out[:2, :2], out[:2, 2] = rot, mu_d - rot @ mu_s
+    out[:2, :2], out[:2, 2] = scale * rot, mu_d - scale * rot @ mu_s
+    return out, scale
+
+
+def planar_alignment(generated: Scene, truth: TourGroundTruth) -> np.ndarray:
+    """3x3 homogeneous 2D rigid transform from the generated scene's frame to the true scene's frame."""
+    src, dst = _paired_paths(generated, truth)
+    return _fit_2d(src, dst, with_scale=False)[0] if len(src) >= 2 else np.eye(3)
+
+
+def camera_path_errors(generated: Scene, truth: TourGroundTruth) -> dict[str, float]:
+    """How the generated camera path fits the true one: RMS planar error (m) after the rigid fit that
+    scoring uses (``path_rms_m``), after a fit that may also scale (``path_rms_scaled_m``), and that
+    fit's scale (``path_scale``: true metres per generated metre). A small scaled error beside a large
+    rigid one says the metric scale is off, not the path's shape. NaN with fewer than two poses."""
+    src, dst = _paired_paths(generated, truth)
+    if len(src) < 2:
+        return {"path_rms_m": math.nan, "path_rms_scaled_m": math.nan, "path_scale": math.nan}
+    out = {}
+    for key, with_scale in (("path_rms_m", False), ("path_rms_scaled_m", True)):
+        t, scale = _fit_2d(src, dst, with_scale)
+        moved = src @ t[:2, :2].T + t[:2, 2]
+        out[key] = float(np.sqrt(((moved - dst) ** 2).sum(axis=1).mean()))
+    out["path_scale"] = scale
     return out
 
 

@@ -103,7 +103,12 @@ def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error
 
 @pytest.mark.parametrize(
     ("setting", "said"),
-    [("lift.nope=1", "nope"), ("ground.threads=0", "ground.threads"), ("dense.threads=0", "dense.threads")],
+    [
+        ("lift.nope=1", "nope"),
+        ("ground.threads=0", "ground.threads"),
+        ("dense.threads=0", "dense.threads"),
+        ("lift.consensus_m=-1", "lift.consensus_m"),
+    ],
 )
 def test_unknown_or_bad_setting_is_a_clear_error(walk_video, tmp_path, setting, said):
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", setting])

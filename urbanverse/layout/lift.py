@@ -21,14 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple
 
 import numpy as np
 import scipy.optimize
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.errors import InputError
+from urbanverse.perception.records import FrameDetections, TrackObservation, Tracks
 from urbanverse.recon.geometry import pixel_rays, pixel_to_ground, project, world_from_camera
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec3, record
@@ -84,6 +85,11 @@ class LiftCfg:
     bottom centre slides along a passing car's side) and ``consensus_share`` of the contact's range
     (depth error grows with distance); the contacts that agree with the most others are kept, 0: all."""
     consensus_share: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name in ("consensus_m", "consensus_share"):
+            if not getattr(self, name) >= 0:
+                raise InputError(f"lift.{name}: expected >= 0, got {getattr(self, name)}")
 
 
 @record
@@ -445,7 +451,12 @@ def _box_corners(xy: np.ndarray, yaw: float, size: np.ndarray) -> np.ndarray:
 
 
 def _fit_box(
-    observations, recon: Reconstruction, xy0: np.ndarray, yaw: float, size: np.ndarray, cfg: LiftCfg
+    observations: Sequence[TrackObservation],
+    recon: Reconstruction,
+    xy0: np.ndarray,
+    yaw: float,
+    size: np.ndarray,
+    cfg: LiftCfg,
 ):
     """Refine position ``xy`` (m) and a size scale so the box's projections match the detected boxes
     of a track's ``observations``.

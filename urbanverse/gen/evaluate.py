@@ -79,13 +79,13 @@ def camera_path_errors(generated: Scene, truth: TourGroundTruth) -> dict[str, fl
     src, dst = _paired_paths(generated, truth)
     if len(src) < 2:
         return {"path_rms_m": math.nan, "path_rms_scaled_m": math.nan, "path_scale": math.nan}
-    out = {}
-    for key, with_scale in (("path_rms_m", False), ("path_rms_scaled_m", True)):
-        t, scale = _fit_2d(src, dst, with_scale)
-        moved = src @ t[:2, :2].T + t[:2, 2]
-        out[key] = float(np.sqrt(((moved - dst) ** 2).sum(axis=1).mean()))
-    out["path_scale"] = scale
-    return out
+
+    def rms(t: np.ndarray) -> float:
+        return float(np.sqrt(((src @ t[:2, :2].T + t[:2, 2] - dst) ** 2).sum(axis=1).mean()))
+
+    rigid, _ = _fit_2d(src, dst, with_scale=False)
+    scaled, scale = _fit_2d(src, dst, with_scale=True)
+    return {"path_rms_m": rms(rigid), "path_rms_scaled_m": rms(scaled), "path_scale": scale}
 
 
 def _iou3d(a, b) -> float:

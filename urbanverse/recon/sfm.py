@@ -97,6 +97,7 @@ def run_sfm(
     work: Path,
     p: SfmParams,
     consistent: Callable[[RawReconstruction], list[int]] | None = None,
+    on_fallback: Callable[[], None] | None = None,
 ) -> RawReconstruction | None:
     """Reconstruct the images ``names`` (in ``image_dir``, keyframe index = position in ``names``).
 
@@ -104,10 +105,11 @@ def run_sfm(
     while they are fewer than ``accept_score x len(names)``, another mapping attempt runs (up to
     ``attempts``), then, with ``fallback_features``, the same attempts on the other SIFT extractor's
     features (COLMAP's and OpenCV's find different features on weak texture, and a tour that one
-    cannot map the other often can). The candidate with the most consistent keyframes is kept; its
-    other keyframes are deregistered before the final bundle adjustment, so a part of the model that
-    broke (at a turn, a pause) cannot pull the focal length and the good part with it. Scratch files
-    (databases, models) go to ``work``. Returns None when COLMAP builds no model.
+    cannot map the other often can; ``on_fallback`` is called as the other extractor starts). The
+    candidate with the most consistent keyframes is kept; its other keyframes are deregistered before
+    the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
+    the focal length and the good part with it. Scratch files (databases, models) go to ``work``.
+    Returns None when COLMAP builds no model.
     """
     import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
 
@@ -133,6 +135,8 @@ def run_sfm(
         for k, features in enumerate(extractors):
             if k:
                 notes.append(f"SfM retried with {features} SIFT features")
+                if on_fallback is not None:
+                    on_fallback()
             attempts = p.attempts if k == 0 else p.fallback_attempts
             found = _mapping_attempts(
                 pycolmap,

@@ -32,7 +32,7 @@ from urbanverse.recon.record import (
 )
 from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
 from urbanverse.recon.single_view import SingleViewParams, median_motion, pair_flow, single_view_poses
-from urbanverse.recon.vo import VoParams, run_vo
+from urbanverse.recon.vo import EarlyVo, VoParams
 from urbanverse.video.decode import read_gray_frames
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
 
@@ -185,66 +185,10 @@ def run_recon(
 
     raw: RawReconstruction | None = None
     mode = "single_view"
-    need = max(2, math.ceil(cfg.min_registered_frac * len(names)))
-    least = min(3, len(names))  # a partial model beats single view when the camera moves
     if static and len(names) > 1:
         warnings.append(f"no camera motion (max keyframe motion {max(motion):.2f} px): single-view mode")
-    sfm_raw: RawReconstruction | None = None
-    if not static and cfg.method in ("auto", "sfm"):
-        t0 = time.perf_counter()
-        params = SfmParams(
-            max_image_size=cfg.sfm_max_image_size,
-            max_features=cfg.sfm_max_features,
-            features=cfg.sfm_features,
-            fallback_features=cfg.sfm_fallback_features,
-            overlap=cfg.sfm_overlap,
-            init_min_tri_angle_deg=cfg.sfm_init_min_tri_angle_deg,
-            num_threads=cfg.num_threads,
-            deterministic=cfg.deterministic,
-            max_seconds=cfg.sfm_max_seconds,
-            refine_focal=cfg.refine_focal,
-            seed=cfg.seed,
-            attempts=cfg.sfm_attempts,
-            refocus=cfg.sfm_refocus,
-        )
-        sfm_raw = run_sfm(
-            image_dir,
-            names,
-            intr,
-            work_dir / "colmap",
-            params,
-            consistent=lambda r: _consistent_keyframes(r, keyframes, cfg).keyframes,
-        )
-        timings["sfm"] = round(time.perf_counter() - t0, 4)
-        if sfm_raw is not None:
-            timings.update(sfm_raw.timings_s)
-        got = 0 if sfm_raw is None else len(sfm_raw.wfc)
-        plausible = 0 if sfm_raw is None else int(sfm_raw.score)
-        if plausible >= need:
-            raw, mode = sfm_raw, "sfm"
-        else:
-            warnings.append(
-                f"SfM registered {got} of {len(names)} keyframes, {plausible} plausible (want {need})"
-            )
-            if sfm_raw is not None and plausible < least:
-                sfm_raw = None
-    if not static and raw is None and cfg.method in ("auto", "vo"):
-        t0 = time.perf_counter()
-        vo_raw = run_vo(image_dir, names, intr, VoParams(max_image_size=cfg.sfm_max_image_size))
-        timings["vo"] = round(time.perf_counter() - t0, 4)
-        # Compare by keyframes with plausible poses, not by registered ones.
-        got_vo = 0 if vo_raw is None else int(_plausible(vo_raw, keyframes, cfg))
-        got_sfm = 0 if sfm_raw is None else int(sfm_raw.score)
-        n_vo = 0 if vo_raw is None else len(vo_raw.wfc)
-        warnings.append(f"visual odometry registered {n_vo} of {len(names)} keyframes, {got_vo} plausible")
-        if got_vo >= least and got_vo > got_sfm:  # SfM (bundle-adjusted) wins ties
-            raw, mode = vo_raw, "vo"
-        elif got_sfm >= least:
-            raw, mode = sfm_raw, "sfm"
-            warnings.append(f"using the partial SfM model ({got_sfm} of {len(names)} keyframes)")
-    elif not static and raw is None and sfm_raw is not None:  # (plausible >= least, see above)
-        raw, mode = sfm_raw, "sfm"
-        warnings.append(f"using the partial SfM model ({len(sfm_raw.wfc)} of {len(names)} keyframes)")
+    if not static:
+        raw, mode = _multi_view(image_dir, names, intr, keyframes, cfg, work_dir, timings, warnings)
     if not static and raw is None and cfg.method != "single_view":
         warnings.append("no usable multi-view reconstruction: single-view mode")
     if not static and cfg.method == "single_view":
@@ -271,6 +215,82 @@ def run_recon(
         recon.num_points,
     )
     return recon
+
+
+def _multi_view(
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    keyframes: KeyframeSet,
+    cfg: ReconCfg,
+    work_dir: Path,
+    timings: dict[str, float],
+    warnings: list[str],
+) -> tuple[RawReconstruction | None, str]:
+    """SfM, then (``auto``) visual odometry where SfM keeps too few keyframes: the model with the most
+    plausible keyframes and its mode, or ``(None, "single_view")``. Adds seconds to ``timings``
+    (``vo``: VO's own seconds, which may overlap SfM's) and lines to ``warnings``."""
+    need = max(2, math.ceil(cfg.min_registered_frac * len(names)))
+    least = min(3, len(names))  # a partial model beats single view when the camera moves
+    sfm_raw: RawReconstruction | None = None
+    with EarlyVo(image_dir, names, intr, VoParams(max_image_size=cfg.sfm_max_image_size)) as vo:
+        if cfg.method in ("auto", "sfm"):
+            t0 = time.perf_counter()
+            params = SfmParams(
+                max_image_size=cfg.sfm_max_image_size,
+                max_features=cfg.sfm_max_features,
+                features=cfg.sfm_features,
+                fallback_features=cfg.sfm_fallback_features,
+                overlap=cfg.sfm_overlap,
+                init_min_tri_angle_deg=cfg.sfm_init_min_tri_angle_deg,
+                num_threads=cfg.num_threads,
+                deterministic=cfg.deterministic,
+                max_seconds=cfg.sfm_max_seconds,
+                refine_focal=cfg.refine_focal,
+                seed=cfg.seed,
+                attempts=cfg.sfm_attempts,
+                refocus=cfg.sfm_refocus,
+            )
+            sfm_raw = run_sfm(
+                image_dir,
+                names,
+                intr,
+                work_dir / "colmap",
+                params,
+                consistent=lambda r: _consistent_keyframes(r, keyframes, cfg).keyframes,
+                on_fallback=vo.start if cfg.method == "auto" else None,
+            )
+            timings["sfm"] = round(time.perf_counter() - t0, 4)
+            if sfm_raw is not None:
+                timings.update(sfm_raw.timings_s)
+            got = 0 if sfm_raw is None else len(sfm_raw.wfc)
+            plausible = 0 if sfm_raw is None else int(sfm_raw.score)
+            if plausible >= need:
+                return sfm_raw, "sfm"
+            warnings.append(
+                f"SfM registered {got} of {len(names)} keyframes, {plausible} plausible (want {need})"
+            )
+            if sfm_raw is not None and plausible < least:
+                sfm_raw = None
+        if cfg.method in ("auto", "vo"):
+            vo_raw, vo_seconds = vo.result()
+            timings["vo"] = round(vo_seconds, 4)
+            # Compare by keyframes with plausible poses, not by registered ones.
+            got_vo = 0 if vo_raw is None else int(_plausible(vo_raw, keyframes, cfg))
+            got_sfm = 0 if sfm_raw is None else int(sfm_raw.score)
+            n_vo = 0 if vo_raw is None else len(vo_raw.wfc)
+            warnings.append(
+                f"visual odometry registered {n_vo} of {len(names)} keyframes, {got_vo} plausible"
+            )
+            if got_vo >= least and got_vo > got_sfm:  # SfM (bundle-adjusted) wins ties
+                return vo_raw, "vo"
+            if got_sfm >= least:
+                warnings.append(f"using the partial SfM model ({got_sfm} of {len(names)} keyframes)")
+                return sfm_raw, "sfm"
+        elif sfm_raw is not None:  # (plausible >= least, see above)
+            warnings.append(f"using the partial SfM model ({len(sfm_raw.wfc)} of {len(names)} keyframes)")
+            return sfm_raw, "sfm"
+    return None, "single_view"
 
 
 def _from_raw(

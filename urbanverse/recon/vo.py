@@ -10,12 +10,16 @@ keyframe. No global bundle adjustment: drift grows with length, which is why SfM
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from urbanverse.errors import Cancelled
 from urbanverse.recon.geometry import SparsePoints, pose_from_opencv, triangulate
 from urbanverse.recon.sfm import RawReconstruction
 from urbanverse.video.record import CameraIntrinsics
@@ -92,15 +96,28 @@ def _angle_ok(x: np.ndarray, ca: np.ndarray, cb: np.ndarray, min_deg: float) -> 
 
 
 def run_vo(
-    image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoParams
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    p: VoParams,
+    stop: threading.Event | None = None,
 ) -> RawReconstruction | None:
-    """Chain keyframes ``names`` (in order) into camera poses; None if no pair has enough parallax."""
+    """Chain keyframes ``names`` (in order) into camera poses; None if no pair has enough parallax.
+    ``stop``: once set, ``Cancelled`` is raised before the next keyframe's features or pose."""
+
+    def check() -> None:
+        if stop is not None and stop.is_set():
+            raise Cancelled("visual odometry stopped")
+
     n = len(names)
     if n < 2:
         return None
     k = intr.matrix()
     sift = cv2.SIFT_create(nfeatures=p.max_features, contrastThreshold=0.02)
-    feats = [_features(image_dir / nm, p, sift) for nm in names]
+    feats = []
+    for nm in names:
+        check()
+        feats.append(_features(image_dir / nm, p, sift))
     # Tracks: track id per (keyframe, feature) through consecutive matches.
     track_of = [np.full(len(f[0]), -1, int) for f in feats]
     n_tracks = 0
@@ -156,6 +173,7 @@ def run_vo(
     # Register outwards from the initial pair: forwards to the end, then backwards to the start.
     order = list(range(a + 1, b)) + list(range(b + 1, n)) + list(range(a - 1, -1, -1))
     for i in order:
+        check()
         # Locate keyframe i by PnP against every track with a 3D point.
         ti = track_of[i]
         has = (ti >= 0) & np.isfinite(xyz[np.maximum(ti, 0), 0])
@@ -194,6 +212,45 @@ def run_vo(
     if len(wfc) < 2:
         return None
     return _to_raw(wfc, xyz, colour, track_of, feats, k)
+
+
+class EarlyVo:
+    """:func:`run_vo` started on a second thread before it is known to be needed, so that it runs
+    while SfM tries its fallback features; a context manager that stops and joins it on leaving.
+
+    SfM maps on one thread (for reproducible models). When its first features fall short, the
+    fallback features map once or twice more (5-7 s on the round trip's plaza tour), and if they
+    fall short too, VO runs (2.4-3.9 s there) and compares. Started at the fallback, VO's result
+    is ready by then; when SfM succeeds, it is stopped at its next keyframe and never read."""
+
+    def __init__(self, image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoParams) -> None:
+        self._args = (image_dir, names, intr, p)
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="vo")
+        self._job: Future[tuple[RawReconstruction | None, float]] | None = None
+
+    def start(self) -> None:
+        """Start VO on the second thread (once; later calls do nothing)."""
+        if self._job is None:
+            self._job = self._pool.submit(self._timed)
+
+    def result(self) -> tuple[RawReconstruction | None, float]:
+        """VO's result and its own seconds, starting it now if :meth:`start` was not called."""
+        self.start()
+        assert self._job is not None
+        return self._job.result()
+
+    def _timed(self) -> tuple[RawReconstruction | None, float]:
+        t0 = time.perf_counter()
+        raw = run_vo(*self._args, stop=self._stop)
+        return raw, time.perf_counter() - t0
+
+    def __enter__(self) -> EarlyVo:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _to_raw(wfc, xyz, colour, track_of, feats, k) -> RawReconstruction:

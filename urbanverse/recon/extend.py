@@ -181,7 +181,7 @@ def _step(m_a: np.ndarray, predicted: np.ndarray, grays: list[np.ndarray], walk:
         return None
     m_b = pose_from_opencv(rvec, tvec)
     if p.plane_tolerance_m > 0:
-        refined = _on_walked_plane(m_a, m_b, uv_a[good], uv_b[good], ground[good], k, p)
+        refined = _on_walked_plane(m_a, m_b, uv_a[good], uv_b[good], ground[good], walk)
         m_b = m_b if refined is None else refined
     if abs(m_b[2, 3] / height_m - 1.0) > p.height_tolerance:
         return None
@@ -224,8 +224,7 @@ def _on_walked_plane(
     uv_a: np.ndarray,
     uv_b: np.ndarray,
     ground: np.ndarray,
-    k: np.ndarray,
-    p: ExtendParams,
+    walk: _Walk,
 ) -> np.ndarray | None:
     """b's pose re-solved from the tracks that lie on the walked plane, or None.
 
@@ -233,6 +232,7 @@ def _on_walked_plane(
     onto ``z = 0``. A sidewalk walker sees the road 0.15 m lower, cast onto the plane too close to
     the camera; the first pose is a compromise between the two levels. Triangulated between the two
     poses, such tracks stand off the plane; PnP runs again on those within ``plane_tolerance_m``."""
+    k, p = walk.k, walk.p
     flat = np.abs(triangulate(k, m_a, m_b, uv_a, uv_b)[:, 2]) < p.plane_tolerance_m
     if flat.sum() < p.min_inliers:
         return None

@@ -23,6 +23,7 @@ import numpy as np
 
 from urbanverse.paths import cache_dir
 from urbanverse.perception.models import embedder_weights
+from urbanverse.threads import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -114,8 +115,7 @@ def embed_crops(
         else:
             import torch
 
-            torch.set_num_threads(threads)
-            with torch.inference_mode():
+            with torch_threads(threads), torch.inference_mode():
                 chunks.append(torch_embedder()(torch.from_numpy(x)).numpy())
     emb = np.concatenate(chunks, axis=0)
     return emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)

@@ -20,6 +20,7 @@ import numpy as np
 
 from urbanverse.errors import InputError, MissingDependencyError, require
 from urbanverse.perception.boxes import Candidate
+from urbanverse.threads import torch_threads
 
 #: File types ``ultralytics.YOLO`` loads (an exported OpenVINO / SavedModel folder also works).
 WEIGHT_SUFFIXES = (".pt", ".onnx", ".torchscript", ".engine", ".tflite", ".mlpackage", ".yaml", ".yml")
@@ -55,7 +56,8 @@ class YoloDetector:
 
     ``weights``: path or name (see ``resolve_weights``). ``imgsz``: inference size in px.
     ``vocabulary``: class names for open-vocabulary models (needs the CLIP text encoder).
-    ``threads``: torch CPU threads (ultralytics sets 1 otherwise). ``device``: "cpu", "cuda:0"...
+    ``threads``: torch CPU threads while it detects (ultralytics sets 1 at import; the process's
+    count is restored after each frame). ``device``: "cpu", "cuda:0"...
     """
 
     def __init__(
@@ -69,13 +71,11 @@ class YoloDetector:
         os.environ.setdefault("YOLO_OFFLINE", "1")  # no DNS look-ups at import
         ultralytics = require("ultralytics", "yolo")
         path = resolve_weights(weights)
-        import torch
-
         try:
             self.model = ultralytics.YOLO(str(path))
         except Exception as exc:  # a corrupt or foreign file
             raise InputError(f"--detector {weights}: cannot load YOLO weights ({exc})") from None
-        torch.set_num_threads(threads)
+        self.threads = threads
         if vocabulary:
             if not hasattr(self.model, "set_classes"):
                 raise InputError(f"--detector {weights}: not an open-vocabulary model; drop the vocabulary")
@@ -98,9 +98,10 @@ class YoloDetector:
 
         h, w = rgb.shape[:2]
         bgr = np.ascontiguousarray(rgb[..., ::-1])  # ultralytics reads numpy frames as BGR
-        result = self.model.predict(
-            source=bgr, imgsz=self.imgsz, conf=min_score, device=self.device, verbose=False
-        )[0]
+        with torch_threads(self.threads):
+            result = self.model.predict(
+                source=bgr, imgsz=self.imgsz, conf=min_score, device=self.device, verbose=False
+            )[0]
         names = result.names
         boxes = result.boxes
         if boxes is None or len(boxes) == 0:

@@ -21,6 +21,7 @@ import torch
 from urbanverse.errors import InputError, require
 from urbanverse.nn.qat import freeze_qat
 from urbanverse.rl.evaluate import LoadedPolicy
+from urbanverse.threads import torch_threads
 
 FORMATS = ("onnx", "torchscript")
 
@@ -114,12 +115,8 @@ def check_export(
 ) -> dict:
     """Run ``path`` and the PyTorch actor on the same observations; returns the comparison figures."""
     obs_seq, source = _check_observations(loaded, batch, steps, seed)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # like the ONNX Runtime session: one thread each, a fair timing
-    try:
+    with torch_threads(1):  # like the ONNX Runtime session: one thread each, a fair timing
         return _compare(loaded, _Runner(path, fmt), obs_seq, source, path, fmt, batch, steps)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _compare(loaded, runner, obs_seq, source, path, fmt, batch, steps) -> dict:

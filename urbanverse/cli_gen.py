@@ -37,6 +37,13 @@ def gen_command(
     resume: Annotated[
         bool, typer.Option(help="Skip stages whose inputs and settings did not change.")
     ] = True,
+    per_shot: Annotated[
+        bool,
+        typer.Option(
+            "--per-shot",
+            help="One scene per shot of an edited video, in OUT/shot_<nn>/ (default: the longest shot).",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     overrides: Annotated[
         list[str] | None,
@@ -45,11 +52,13 @@ def gen_command(
 ) -> None:
     """Turn a city-walk video into a physics-ready scene: scene.json, scene.usda (Isaac Sim), previews
     (preview.png: top-down map with the camera path; compare_*.png: video frame beside a render of the
-    scene from the same camera) and report.json (seconds per stage, counts, warnings)."""
+    scene from the same camera) and report.json (seconds per stage, counts, warnings). A video with
+    cuts gives the scene of its longest shot, or with --per-shot one scene per shot."""
     from rich.console import Console
 
     from urbanverse.config import apply_overrides
     from urbanverse.gen.pipeline import GenCfg, clear_for_error, run_gen
+    from urbanverse.gen.shots import run_gen_per_shot
 
     cfg = GenCfg()
     cfg = apply_overrides(
@@ -76,14 +85,21 @@ def gen_command(
         if running:
             status.update(", ".join(f"[bold]{name}[/bold]" for name in running) + " running")
 
+    _check_not_the_other_kind(out, per_shot)  # before the clean-up below, which would remove it
     try:
         with status:
-            report = run_gen(source, out, cfg, resume=resume, progress=progress)
+            if per_shot:
+                report = run_gen_per_shot(source, out, cfg, resume=resume, progress=progress)
+            else:
+                report = run_gen(source, out, cfg, resume=resume, progress=progress)
     except InputError as exc:
         clear_for_error(out, str(exc))
         raise
     if as_json:
         typer.echo(json.dumps(json.loads((out / "report.json").read_text()), indent=2))
+        return
+    if per_shot:
+        _print_shots(out, report)
         return
     counts = report.counts
     typer.echo(
@@ -93,6 +109,28 @@ def gen_command(
     )
     for line in report.warnings:
         typer.echo(f"warning: {line}", err=True)
+
+
+def _print_shots(out: Path, report) -> None:
+    """One line per shot of a ``ShotsReport``: its scene, or (on stderr) why it has none."""
+    for shot in report.shots:
+        span = f"shot {shot.shot} ({shot.start_s:.1f}-{shot.end_s:.1f} s)"
+        if shot.status == "ok":
+            typer.echo(f"wrote {out / shot.folder}: {span}, {shot.objects} objects in {shot.seconds:.1f} s")
+        else:
+            typer.echo(f"warning: {span} gave no scene: {shot.error}", err=True)
+
+
+def _check_not_the_other_kind(out: Path, per_shot: bool) -> None:
+    """``InputError`` when ``out`` holds the other kind of run (one scene, or one per shot): the two
+    would mix in one folder, and the viewer would show only the one-scene run."""
+    from urbanverse.gen.shots import SHOT_FOLDERS
+    from urbanverse.scene.record import SCENE_FILE
+
+    if per_shot and (out / SCENE_FILE).is_file():
+        raise InputError(f"{out} holds a one-scene run of gen; give --per-shot another folder")
+    if not per_shot and any(p.is_dir() for p in out.glob(SHOT_FOLDERS)):
+        raise InputError(f"{out} holds a --per-shot run of gen; add --per-shot or give another folder")
 
 
 def register_gen_commands(app: typer.Typer) -> None:

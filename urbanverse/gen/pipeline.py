@@ -156,22 +156,53 @@ def run_gen(
     progress: Callable[[str, str], None] | None = None,
     oracles: Oracles | None = None,
 ) -> GenReport:
-    """Run every stage on ``source`` into ``out_dir``; returns the report (also written to report.json)."""
-    oracles = oracles or Oracles()
+    """Run every stage on ``source`` into ``out_dir``; returns the report (also written to report.json).
+    One scene from one shot (the longest usable one); :func:`urbanverse.gen.shots.run_gen_per_shot`
+    makes one per shot."""
     source, out_dir = Path(source), Path(out_dir)
-    if not source.exists():
-        raise InputError(f"{source}: no such file")
     start = time.perf_counter()
     runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
+    kfs, video_key = video_stage(source, runner, cfg.video)
+    if len(kfs.selected_shots) > 1:
+        raise InputError("video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot")
+    return scene_stages(
+        source, kfs, video_key, out_dir / "work" / "01_video", out_dir, runner, cfg, start,
+        video_seconds=kfs.duration_s, oracles=oracles,
+    )  # fmt: skip
+
+
+def video_stage(source: Path, runner: StageRunner, video_cfg: VideoCfg) -> tuple[KeyframeSet, str]:
+    """The keyframes of ``source`` (stage ``01_video`` of ``runner``) and their cache key."""
+    if not source.exists():
+        raise InputError(f"{source}: no such file")
     video_key = config_hash(
-        str(source.resolve()), source.stat().st_size, source.stat().st_mtime_ns, cfg.video
+        str(source.resolve()), source.stat().st_size, source.stat().st_mtime_ns, video_cfg
     )
     kfs = runner.run(
-        "01_video", video_key, KEYFRAMES_FILE, lambda w: run_video(source, w, cfg.video), load_keyframes
+        "01_video", video_key, KEYFRAMES_FILE, lambda w: run_video(source, w, video_cfg), load_keyframes
     )
-    if len(kfs.selected_shots) > 1:
-        raise InputError("video.per_shot: gen builds one scene from one shot; leave per_shot off")
-    video_work = out_dir / "work" / "01_video"
+    return kfs, video_key
+
+
+def scene_stages(
+    source: Path,
+    kfs: KeyframeSet,
+    video_key: str,
+    video_work: Path,
+    out_dir: Path,
+    runner: StageRunner,
+    cfg: GenCfg,
+    start: float,
+    *,
+    video_seconds: float,
+    oracles: Oracles | None = None,
+    name: str | None = None,
+) -> GenReport:
+    """Stages 02-08 on the keyframes ``kfs`` of one shot (images in ``video_work``, cache key
+    ``video_key``) into the scene folder ``out_dir`` (``runner`` caches in its ``work``); the report,
+    also written to report.json, times the run from ``start`` (``time.perf_counter``) and per
+    ``video_seconds`` of video. ``name``: the scene's (default: the folder's)."""
+    oracles = oracles or Oracles()
     frames = _frames(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
     det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
@@ -277,7 +308,7 @@ def run_gen(
 
     def build(w: Path):
         scene, notes = assemble_scene(
-            out_dir.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), layout, lifted,
+            name or out_dir.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), layout, lifted,
             retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, out_dir,
         )  # fmt: skip
         scene, fixes = finish_scene(scene, out_dir, recon, images, cfg)
@@ -288,7 +319,7 @@ def run_gen(
     notes = json.loads((out_dir / "work" / "08_scene" / "scene_notes.json").read_text())
     warnings += notes.get("warnings", [])
     total = time.perf_counter() - start
-    video_s = max(kfs.duration_s, 1e-9)
+    video_s = max(video_seconds, 1e-9)
     report = GenReport(
         input=str(source),
         scene=str(out_dir / SCENE_FILE),
@@ -308,7 +339,7 @@ def run_gen(
         recon_mode=recon.mode,
         scale_source=recon.scale_source,
         warnings=tuple(warnings),
-        video_seconds=float(kfs.duration_s),
+        video_seconds=float(video_seconds),
         seconds_per_video_minute=round(total / video_s * 60.0, 2) if kfs.mode == "video" else 0.0,
     )
     save_json(report, out_dir / REPORT_FILE)

@@ -1,0 +1,119 @@
+"""``urbanverse gen --per-shot`` on an edited video of two shots: one scene each, resume, failures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import av
+import cv2
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import EXAMPLE_SCENE
+from urbanverse.cli import app
+from urbanverse.errors import InputError
+from urbanverse.gen import shots
+from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.scene.record import load_scene
+from urbanverse.viewer.catalog import list_scenes
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def two_shots(tmp_path_factory) -> Path:
+    """A 5 s rendered walk, cut to the same walk in other colours (a second shot, 5-10 s)."""
+    root = tmp_path_factory.mktemp("shots")
+    shutil.copytree(EXAMPLE_SCENE, root / "example")
+    walk = root / "walk.mp4"
+    run_render_tour(root / "example", walk, TourCfg(seconds=5.0, fps=10.0, width=480, height=270, seed=1))
+    with av.open(str(walk)) as container:
+        frames = [f.to_ndarray(format="bgr24") for f in container.decode(video=0)]
+    video = root / "two_shots.mp4"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10.0, (480, 270))
+    for frame in frames + [f[..., [1, 2, 0]].copy() for f in frames]:  # the cut: colours swapped
+        writer.write(frame)
+    writer.release()
+    return video
+
+
+@pytest.fixture(scope="module")
+def generated(two_shots, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gen") / "walk"
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_one_valid_scene_per_shot(generated):
+    report = json.loads((generated / "report.json").read_text())
+    assert [(s["shot"], s["folder"], s["status"]) for s in report["shots"]] == [
+        (0, "shot_00", "ok"),
+        (1, "shot_01", "ok"),
+    ]
+    assert [(s["start_s"], s["end_s"]) for s in report["shots"]] == [(0.0, 5.0), (5.0, 10.0)]
+    assert sorted(list_scenes(generated)) == ["shot_00", "shot_01"]  # what `urbanverse view` lists
+    for shot in ("shot_00", "shot_01"):
+        scene = load_scene(generated / shot)
+        assert scene.name == f"walk_{shot}" and scene.ground and len(scene.camera_trajectory) >= 3
+        frames = scene.source.frames_used
+        assert frames and (all(f < 50 for f in frames) if shot == "shot_00" else all(f >= 50 for f in frames))
+        shot_report = json.loads((generated / shot / "report.json").read_text())
+        assert shot_report["video_seconds"] == 5.0
+        assert runner.invoke(app, ["validate", str(generated / shot)]).exit_code == 0
+
+
+def test_rerun_resumes_every_shot_and_gives_the_same_scenes(generated, two_shots):
+    before = {s: (generated / s / "scene.json").read_text() for s in ("shot_00", "shot_01")}
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(generated), "--per-shot"])
+    assert result.exit_code == 0, result.output
+    for shot, text in before.items():
+        assert len(json.loads((generated / shot / "report.json").read_text())["cached_stages"]) == 7
+        assert (generated / shot / "scene.json").read_text() == text
+
+
+def test_a_run_of_the_other_kind_is_refused_and_the_folder_kept(generated, two_shots, tmp_path):
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(generated)])
+    assert result.exit_code == 2 and "--per-shot" in result.output
+    assert (generated / "shot_00" / "scene.json").is_file() and not (generated / "error.json").exists()
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "scene.json").write_text("{}")
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(one), "--per-shot"])
+    assert result.exit_code == 2 and (one / "scene.json").read_text() == "{}"
+
+
+def _failing(shot_to_fail: int | None):
+    real = shots.scene_stages
+
+    def stages(source, kfs, *args, **kwargs):
+        if shot_to_fail is None or kfs.selected_shots == (shot_to_fail,):
+            raise InputError(f"{source}: no usable ground was seen")
+        return real(source, kfs, *args, **kwargs)
+
+    return stages
+
+
+def test_a_failing_shot_leaves_its_error_json_and_the_others_their_scenes(
+    two_shots, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(shots, "scene_stages", _failing(1))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])
+    assert result.exit_code == 0, result.output
+    assert "shot 1 (5.0-10.0 s) gave no scene" in result.output
+    assert sorted(p.name for p in (out / "shot_01").iterdir()) == ["error.json"]
+    assert (out / "shot_00" / "scene.json").is_file()
+    report = json.loads((out / "report.json").read_text())
+    assert [s["status"] for s in report["shots"]] == ["ok", "error"]
+
+
+def test_no_shot_giving_a_scene_exits_2_leaving_only_error_json(two_shots, tmp_path, monkeypatch):
+    monkeypatch.setattr(shots, "scene_stages", _failing(None))
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])
+    assert result.exit_code == 2
+    assert sorted(p.name for p in out.iterdir()) == ["error.json"]
+    assert "no shot gave a scene" in json.loads((out / "error.json").read_text())["error"]

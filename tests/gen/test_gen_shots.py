@@ -96,9 +96,7 @@ def _failing(shot_to_fail: int | None):
     return stages
 
 
-def test_a_failing_shot_leaves_its_error_json_and_the_others_their_scenes(
-    two_shots, tmp_path, monkeypatch
-):
+def test_a_failing_shot_leaves_its_error_json_and_the_others_their_scenes(two_shots, tmp_path, monkeypatch):
     monkeypatch.setattr(shots, "scene_stages", _failing(1))
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from pxr import Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade
 
+from urbanverse.assets.record import load_asset
 from urbanverse.scene import usd_writer
 from urbanverse.scene.record import load_scene
 from urbanverse.scene.usd_validate import validate_usd
@@ -99,3 +101,38 @@ def _unchanged_original(scene_dir) -> bool:
     from tests.conftest import EXAMPLE_SCENE
 
     return (scene_dir / "scene.usda").read_bytes() == (EXAMPLE_SCENE / "scene.usda").read_bytes()
+
+
+def test_cousins_are_variants_that_swap_the_asset_and_its_mass(example_dir):
+    scene = load_scene(example_dir)
+    bench = next(o for o in scene.objects if o.asset.uid == "bench_wood_a")
+    bin_ref = next(o.asset for o in scene.objects if o.asset.uid == "bin_round_a")
+    scene = dataclasses.replace(
+        scene,
+        objects=tuple(dataclasses.replace(o, cousins=(bin_ref,)) if o is bench else o for o in scene.objects),
+    )
+    stage = Usd.Stage.Open(str(write_usd(scene, example_dir)))
+    prim = stage.GetPrimAtPath(f"/World/Objects/{safe_name(bench.id)}")
+    variants = prim.GetVariantSet(usd_writer.COUSIN_VARIANT_SET)
+    assert variants.GetVariantNames() == ["bench_wood_a", "bin_round_a"]
+    assert variants.GetVariantSelection() == "bench_wood_a"  # the placed asset
+
+    def shown() -> tuple[str, float, int]:
+        parts = [p for p in Usd.PrimRange(prim) if p.HasAPI(UsdPhysics.CollisionAPI)]
+        return (
+            prim.GetCustomDataByKey("urbanverse:uid"),
+            UsdPhysics.MassAPI(prim).GetMassAttr().Get(),
+            len(parts),
+        )
+
+    uid, mass, parts = shown()
+    assert uid == "bench_wood_a" and mass == pytest.approx(bench.mass) and parts > 0
+    variants.SetVariantSelection("bin_round_a")
+    uid, mass, parts = shown()
+    bin_asset = load_asset(example_dir / bin_ref.path)
+    assert uid == "bin_round_a" and mass == pytest.approx(bin_asset.mass) and parts > 0
+    matrix = UsdGeom.Xformable(prim).GetLocalTransformation()  # the cousin stands where the bench stood
+    assert tuple(matrix.ExtractTranslation()) == pytest.approx(bench.position, abs=1e-6)
+    # The written stage (each object showing its placed asset) passes the validators.
+    issues, _ = validate_usd(example_dir / "scene.usda")
+    assert [i for i in issues if i.severity == "error"] == []

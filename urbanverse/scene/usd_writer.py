@@ -7,12 +7,16 @@ Stage layout (metres, Z-up, kilograms)::
       Looks/<material>           UsdPreviewSurface materials of the ground
       Ground/<region>            Mesh (top + curb walls), static triangle-mesh collider
       Underlay                   invisible collider at z = 0 under the ground (unseen gaps)
-      Objects/<object>           Xform referencing ./assets/<uid>/asset.usda, RigidBodyAPI
+      Objects/<object>           Xform, RigidBodyAPI; variant set "cousin": one variant per digital
+                                 cousin referencing ./assets/<uid>/asset.usda (the placed one selected)
       Lights/Sky, Lights/Sun     DomeLight and DistantLight
 
 Each asset is written once to ``assets/<uid>/asset.usda`` (default prim ``/Asset``: visual
-meshes, invisible convex collision parts, MassAPI, a physics material), so swapping a cousin
-is a change of one reference. Files are written to a temporary name and renamed.
+meshes, invisible convex collision parts, MassAPI, a physics material). Swapping a cousin is a
+variant selection (``prim.GetVariantSet("cousin").SetVariantSelection(...)``, or Isaac Sim's
+variant menu): each cousin brings its own meshes, colliders and mass, at the object's pose; the
+scene's own mass (``scene.json``) is the placed asset's variant's. Files are written to a
+temporary name and renamed.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from urbanverse.scene.record import GroundRegion, Material, Scene, resolve_insid
 
 UsdFormat = Literal["usda", "usdc"]
 ASSET_USD = "asset.usda"
+#: The variant set on each object prim that switches between its digital cousins.
+COUSIN_VARIANT_SET = "cousin"
 GRAVITY = 9.81
 UNDERLAY_MARGIN_M = 2.0
 
@@ -218,19 +224,22 @@ def _lights(stage: Usd.Stage, scene: Scene) -> None:
 
 
 def _object(stage: Usd.Stage, scene_dir: Path, obj, written: set[str]) -> None:
-    asset_dir = resolve_inside(scene_dir, obj.asset.path, f"object {obj.id} asset")
-    for ref in obj.cousins:
-        cousin_dir = resolve_inside(scene_dir, ref.path, f"object {obj.id} cousin")
+    for ref, what in ((obj.asset, "asset"), *((c, "cousin") for c in obj.cousins)):
         if ref.path not in written:
-            write_asset_usd(cousin_dir)
+            write_asset_usd(resolve_inside(scene_dir, ref.path, f"object {obj.id} {what}"))
             written.add(ref.path)
-    if obj.asset.path not in written:
-        write_asset_usd(asset_dir)
-        written.add(obj.asset.path)
     path = f"/World/Objects/{safe_name(obj.id)}"
     xform = UsdGeom.Xform.Define(stage, path)
     prim = xform.GetPrim()
-    prim.GetReferences().AddReference(f"./{Path(obj.asset.path).as_posix()}/{ASSET_USD}")
+    cousins = prim.GetVariantSets().AddVariantSet(COUSIN_VARIANT_SET)
+    for ref in (obj.asset, *obj.cousins):
+        cousins.AddVariant(safe_name(ref.uid))
+        cousins.SetVariantSelection(safe_name(ref.uid))
+        with cousins.GetVariantEditContext():
+            prim.GetReferences().AddReference(f"./{Path(ref.path).as_posix()}/{ASSET_USD}")
+            if ref is obj.asset:  # the scene's mass is the placed asset's; a cousin keeps its own
+                UsdPhysics.MassAPI.Apply(prim).CreateMassAttr(float(obj.mass))
+    cousins.SetVariantSelection(safe_name(obj.asset.uid))
     xform.AddTranslateOp().Set(Gf.Vec3d(*obj.position))
     xform.AddRotateZOp().Set(math.degrees(obj.yaw))
     xform.AddScaleOp().Set(Gf.Vec3f(*obj.scale))
@@ -240,7 +249,6 @@ def _object(stage: Usd.Stage, scene_dir: Path, obj, written: set[str]) -> None:
     prim.SetCustomDataByKey("urbanverse:confidence", float(obj.confidence))
     body = UsdPhysics.RigidBodyAPI.Apply(prim)
     body.CreateKinematicEnabledAttr(obj.body_type == "kinematic")
-    UsdPhysics.MassAPI.Apply(prim).CreateMassAttr(float(obj.mass))
     # Per-object friction and restitution override the referenced asset's physics material.
     api = UsdPhysics.MaterialAPI(stage.OverridePrim(f"{path}/PhysicsMaterial"))
     api.CreateStaticFrictionAttr(float(obj.friction))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import cv2
@@ -11,22 +10,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.cli import app
-from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def walk_video(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("walk")
-    shutil.copytree(EXAMPLE_SCENE, root / "example")
-    video = root / "walk.mp4"
-    run_render_tour(root / "example", video, TourCfg(seconds=5.0, fps=10.0, width=480, height=270, seed=1))
-    return video
 
 
 @pytest.fixture(scope="module")

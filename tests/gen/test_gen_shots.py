@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import av
@@ -11,11 +10,9 @@ import cv2
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import EXAMPLE_SCENE
 from urbanverse.cli import app
 from urbanverse.errors import InputError
 from urbanverse.gen import shots
-from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
 from urbanverse.viewer.catalog import list_scenes
 
@@ -23,13 +20,10 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def two_shots(tmp_path_factory) -> Path:
-    """A 5 s rendered walk, cut to the same walk in other colours (a second shot, 5-10 s)."""
+def two_shots(walk_video, tmp_path_factory) -> Path:
+    """The rendered walk (5 s), cut to the same walk in other colours (a second shot, 5-10 s)."""
     root = tmp_path_factory.mktemp("shots")
-    shutil.copytree(EXAMPLE_SCENE, root / "example")
-    walk = root / "walk.mp4"
-    run_render_tour(root / "example", walk, TourCfg(seconds=5.0, fps=10.0, width=480, height=270, seed=1))
-    with av.open(str(walk)) as container:
+    with av.open(str(walk_video)) as container:
         frames = [f.to_ndarray(format="bgr24") for f in container.decode(video=0)]
     video = root / "two_shots.mp4"
     writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 10.0, (480, 270))

@@ -117,10 +117,16 @@ def _beside(work: Callable[[threading.Event], T]) -> Iterator[Future[T]]:
     prior = cv2.getNumThreads()
     cv2.setNumThreads(1)
     stop = threading.Event()
+
+    def run() -> T:
+        try:
+            return work(stop)
+        finally:  # before the result is set: whoever waits on it finds the threads back
+            cv2.setNumThreads(prior)
+
     try:
         with ThreadPoolExecutor(1, thread_name_prefix="beside") as pool:
-            future = pool.submit(work, stop)
-            future.add_done_callback(lambda _: cv2.setNumThreads(prior))
+            future = pool.submit(run)
             try:
                 yield future
             except BaseException:

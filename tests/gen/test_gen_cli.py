@@ -57,13 +57,15 @@ def _write_video(path: Path, seconds: float, fps: float = 10.0) -> None:
     writer.release()
 
 
-@pytest.mark.parametrize("case", ["missing", "not_a_video", "too_short"])
+@pytest.mark.parametrize("case", ["missing", "not_a_video", "too_short", "blank"])
 def test_bad_input_exits_2_and_leaves_only_error_json(tmp_path, case):
     source = tmp_path / "input.mp4"
     if case == "not_a_video":
         source.write_text("this is not a video\n")
     elif case == "too_short":
         _write_video(source, seconds=1.0)
+    elif case == "blank":  # flat colours only: no ground, nothing to reconstruct
+        _write_video(source, seconds=3.0)
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", str(source), "-o", str(out)])
     assert result.exit_code == 2, result.output

@@ -92,6 +92,19 @@ def test_shot_cut_longest_and_per_shot(tmp_path: Path) -> None:
     assert all(k.index == i for p in parts for i, k in enumerate(p.keyframes))
 
 
+def test_a_blank_shot_is_left_out(tmp_path: Path) -> None:
+    # 2.5 s of a walk, cut to 2 s of black (a fade-out): the black shot gives no keyframes.
+    street = Street(seed=1, width=160, height_px=120)
+    frames = [StreetRenderer(street).render(m) for m in camera_path(street, np.arange(25) / 10)]
+    video = tmp_path / "fade.mp4"
+    _write_frames(video, frames + [np.zeros_like(frames[0])] * 20)
+    kfs = run_video(video, tmp_path / "w", VideoCfg(per_shot=True))
+    assert len(kfs.shots) == 2 and kfs.selected_shots == (0,)
+    assert all(k.shot == 0 for k in kfs.keyframes)
+    assert any("[1] are blank" in w for w in kfs.warnings)
+    assert sorted(p.name for p in (tmp_path / "w").glob("kf_*")) == sorted(k.image for k in kfs.keyframes)
+
+
 def test_static_camera(tmp_path: Path) -> None:
     street = Street()
     still = StreetRenderer(street).render(camera_path(street, np.zeros(1))[0])
@@ -125,7 +138,8 @@ def test_still_image_and_folder(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "case", ["missing", "text_as_mp4", "zero_frames", "one_second", "empty_folder", "bad_png"]
+    "case",
+    ["missing", "text_as_mp4", "zero_frames", "one_second", "empty_folder", "bad_png", "blank", "blank_png"],
 )
 def test_bad_inputs(case: str, tmp_path: Path) -> None:
     if case == "missing":
@@ -143,6 +157,13 @@ def test_bad_inputs(case: str, tmp_path: Path) -> None:
     elif case == "empty_folder":
         path = tmp_path / "nothing"
         path.mkdir()
+    elif case == "blank":  # 3 s of a flat grey (a covered lens), faintly noisy as an encoder leaves it
+        path = tmp_path / "blank.mp4"
+        rng = np.random.default_rng(0)
+        _write_frames(path, [np.clip(128 + rng.normal(0, 1, (48, 64, 3)), 0, 255).astype(np.uint8)] * 30)
+    elif case == "blank_png":
+        path = tmp_path / "black.png"
+        cv2.imwrite(str(path), np.zeros((48, 64, 3), np.uint8))
     else:
         path = tmp_path / "broken.png"
         path.write_bytes(b"\x89PNG not really")
@@ -152,6 +173,8 @@ def test_bad_inputs(case: str, tmp_path: Path) -> None:
     assert path.name in msg and "\n" not in msg
     if case == "one_second":
         assert "1.00 s" in msg and "2 s" in msg
+    if case.startswith("blank"):
+        assert "blank" in msg
     assert not list((tmp_path / "work").glob("kf_*")) if (tmp_path / "work").exists() else True
 
 

@@ -68,6 +68,10 @@ class VideoCfg:
     """Per shot; more are thinned evenly (first and last kept)."""
     image_format: Literal["jpg", "png"] = "jpg"
     jpeg_quality: int = 95
+    blank_max_std: float = 3.0
+    """A frame whose grey levels (0-255, at ``analysis_width``) spread less than this standard
+    deviation is blank (a flat colour: a fade to black, a covered lens); a shot of blank frames only
+    is not usable, and a video or image with nothing else is bad input."""
 
     def __post_init__(self) -> None:
         for name in ("max_width", "analysis_width", "max_keyframes"):
@@ -80,8 +84,8 @@ class VideoCfg:
             raise ValueError(f"VideoCfg.fov_deg must be in (0, 170) degrees, got {self.fov_deg}")
         if self.focal_px is not None and not self.focal_px > 0:
             raise ValueError(f"VideoCfg.focal_px must be positive, got {self.focal_px}")
-        if self.min_seconds < 0 or self.min_shot_s < 0 or self.min_gap_s < 0:
-            raise ValueError("VideoCfg.min_seconds, min_shot_s and min_gap_s must be >= 0")
+        if self.min_seconds < 0 or self.min_shot_s < 0 or self.min_gap_s < 0 or self.blank_max_std < 0:
+            raise ValueError("VideoCfg.min_seconds, min_shot_s, min_gap_s and blank_max_std must be >= 0")
         if self.min_gap_s > self.max_gap_s:
             raise ValueError(
                 f"VideoCfg.min_gap_s ({self.min_gap_s}) must not exceed max_gap_s ({self.max_gap_s})"
@@ -156,8 +160,10 @@ def _run_stills(paths: list[Path], source: Path, work_dir: Path, cfg: VideoCfg) 
                 f"{p}: image size {img.shape[1]}x{img.shape[0]} differs from {paths[0].name}'s "
                 f"{orig[0]}x{orig[1]}; a sequence must come from one camera"
             )
-        name = writer.write(0, i, img)
         gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+        if _blank(gray, cfg):
+            raise InputError(f"{p}: the image is blank (one flat colour): no street to reconstruct")
+        name = writer.write(0, i, img)
         keyframes.append(
             Keyframe(
                 index=i, frame=i, time_s=0.0, image=name, shot=0, sharpness=sharpness(gray), reason="image"
@@ -183,6 +189,11 @@ def _run_stills(paths: list[Path], source: Path, work_dir: Path, cfg: VideoCfg) 
         warnings=tuple(warnings),
         timings_s={"stills": round(time.perf_counter() - t0, 4)},
     )
+
+
+def _blank(gray: np.ndarray, cfg: VideoCfg) -> bool:
+    """Whether the grey image is one flat colour (see ``VideoCfg.blank_max_std``)."""
+    return float(gray.std()) < cfg.blank_max_std
 
 
 def sha256_file_list(paths: list[Path]) -> str:
@@ -247,6 +258,7 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     to_work = work[0] / aw  # analysis px -> working px
     shot_starts: list[int] = [0]
     per_shot: list[list[Keyframe]] = [[]]
+    seen: list[bool] = [False]  # per shot: a frame that is not blank
     prev: tuple[int, np.ndarray, float, float, float] | None = None  # frame, bgr, t, motion, sharpness
     last_index = 0
 
@@ -284,17 +296,20 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
             gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
             sharp = sharpness(gray)
             cut, _dist = detector.update(hsv_histogram(small))
+            content = not _blank(gray, cfg)
             if i == 0 or cut:
                 if cut:
                     close_shot()
                     shot_starts.append(i)
                     per_shot.append([])
+                    seen.append(False)
                 selector.start(gray, t)
                 add(i, frame, t, 0.0, sharp, "first")
             else:
                 dec = selector.update(gray, t)
                 if dec.is_keyframe:
                     add(i, frame, t, dec.motion_px, sharp, dec.reason)
+            seen[-1] |= content
             prev = (i, frame, t, selector.last_motion_px, sharp)
         close_shot()
     finally:
@@ -316,8 +331,17 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
         Shot(index=k, start_frame=s, end_frame=e, start_s=round(s / fps, 6), end_s=round(e / fps, 6))
         for k, (s, e) in enumerate(zip(shot_starts, ends, strict=True))
     )
-    usable = [s.index for s in shots if s.duration_s >= cfg.min_shot_s and len(per_shot[s.index]) >= 1]
-    longest = max(shots, key=lambda s: s.duration_s).index
+    if not any(seen):
+        _clear_old(work_dir)
+        raise InputError(f"{path}: every frame is blank (one flat colour): no street to reconstruct")
+    blank = [s.index for s in shots if not seen[s.index]]
+    if blank:
+        warnings.append(f"shots {blank} are blank (flat colour) and left out")
+    shots_with_content = [s for s in shots if seen[s.index]]
+    usable = [
+        s.index for s in shots_with_content if s.duration_s >= cfg.min_shot_s and len(per_shot[s.index]) >= 1
+    ]
+    longest = max(shots_with_content, key=lambda s: s.duration_s).index
     if not usable:
         warnings.append(
             f"no shot lasts {cfg.min_shot_s:g} s; using the longest ({shots[longest].duration_s:.2f} s)"

@@ -19,12 +19,16 @@ from urbanverse.layout.lift import (
     LiftCfg,
     TrackView,
     _agreeing,
+    _observation_points,
     category_by_votes_and_height,
+    mask_contact,
     mean_size,
     measured_size,
     run_lifting,
     tree_class_from_shape,
 )
+from urbanverse.perception.records import encode_rle
+from urbanverse.recon.geometry import pixel_to_ground
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import CameraPose, load_scene
 from urbanverse.video.stage import VideoCfg, run_video
@@ -187,3 +191,35 @@ def test_contacts_sliding_along_a_passing_car_and_far_ones_agree():
     far = _views(((25.0, 1.0), (0.0, 0.0)), ((27.6, 1.0), (1.0, 0.0)), ((26.2, 2.0), (2.0, 0.0)))
     assert len(_agreeing(far, mean_size("bollard"), LiftCfg())) == 3
     assert len(_agreeing(far, mean_size("bollard"), LiftCfg(consensus_share=0.0))) < 3
+
+
+def test_a_mask_contact_is_the_middle_of_its_lowest_pixels():
+    mask = np.zeros((100, 80), bool)
+    mask[20:90, 10:70] = True  # a bench's back and seat
+    mask[90:100, 10:20] = True  # its near leg reaches lowest, at the left
+    np.testing.assert_allclose(mask_contact(mask), [15.0, 100.0])  # columns 10-19, bottom edge of row 99
+    assert mask_contact(np.zeros((5, 5), bool)) is None
+    one = np.zeros((5, 5), bool)
+    one[2, 3] = True
+    np.testing.assert_allclose(mask_contact(one), [3.5, 3.0])
+
+
+def test_lifting_takes_the_ground_contact_from_a_detection_s_mask(tour):
+    root, gt, kfs = tour
+    dets = oracle_detections(gt, kfs)
+    recon = oracle_reconstruction(gt, kfs)
+    track = max(oracle_tracks(dets).tracks, key=lambda t: len(t.observations))
+    obs = track.observations[0]
+    x1, y1, x2, y2 = (int(round(v)) for v in obs.box)
+    w, h = recon.intrinsics.width, recon.intrinsics.height
+    mask = np.zeros((h, w), bool)
+    mask[y1 : y2 - 3, x1:x2] = True
+    mask[y2 - 3 : y2, x1 : x1 + 4] = True  # the lowest pixels at the box's left edge
+    masks = {obs.det_id: encode_rle(mask)}
+    cfg = LiftCfg()
+    with_mask = _observation_points(track, recon, w, h, cfg, masks=masks)[0].ground
+    box_only = _observation_points(track, recon, w, h, cfg)[0].ground
+    expected = pixel_to_ground(recon, obs.frame_index, np.array([[x1 + 2.0, y2]]), cfg.max_distance_m)[0]
+    np.testing.assert_allclose(with_mask, expected, atol=1e-9)
+    centre = pixel_to_ground(recon, obs.frame_index, np.array([[(x1 + x2) / 2, y2]]), cfg.max_distance_m)[0]
+    assert np.linalg.norm(box_only - with_mask) > 0.01 and np.linalg.norm(box_only - centre) < 0.05

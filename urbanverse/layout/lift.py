@@ -1,6 +1,8 @@
 """Lift 2D object tracks to 3D objects on the ground: position, size and yaw.
 
-Per observation, the bottom centre of the box is the object's ground contact: its camera ray meets
+Per observation, the bottom centre of the box (or, where the detector gave an instance mask, the
+middle of the mask's lowest pixels: a box's bottom centre can fall beside an object seen at an angle)
+is the object's ground contact: its camera ray meets
 the ground plane ``z = 0`` of the reconstruction (metric, ground-aligned: the pavement the camera
 walks on), or the road a curb lower where the ground stage saw road (for vehicles, wherever they
 stand: they park on the road). Positions are fused by the
@@ -29,7 +31,7 @@ import scipy.optimize
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.errors import InputError
-from urbanverse.perception.records import FrameDetections, TrackObservation, Tracks
+from urbanverse.perception.records import FrameDetections, Mask, TrackObservation, Tracks, decode_rle
 from urbanverse.recon.geometry import pixel_rays, pixel_to_ground, project, world_from_camera
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec3, record
@@ -227,8 +229,31 @@ class TrackView(NamedTuple):
     frame_index: int = -1
 
 
-def _observation_points(track, recon: Reconstruction, width: int, height: int, cfg: LiftCfg, surface=None):
-    """The track's usable observations (:class:`TrackView`): registered, with a ground contact in range."""
+def mask_contact(mask: np.ndarray, band: float = 0.03) -> np.ndarray | None:
+    """The ground-contact pixel ``(u, v)`` of an instance mask ``(H, W)`` bool: the median column of
+    its pixels in the lowest ``band`` of its height (at least one row), at the bottom edge of its
+    lowest row; None for an empty mask."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    if not len(rows):
+        return None
+    bottom = int(rows[-1])
+    top = max(int(rows[0]), bottom - max(0, round(band * (bottom - rows[0] + 1)) - 1))
+    cols = np.nonzero(mask[top : bottom + 1])[1]
+    return np.array([float(np.median(cols)) + 0.5, bottom + 1.0])
+
+
+def _observation_points(
+    track,
+    recon: Reconstruction,
+    width: int,
+    height: int,
+    cfg: LiftCfg,
+    surface=None,
+    masks: dict[int, Mask] | None = None,
+):
+    """The track's usable observations (:class:`TrackView`): registered, with a ground contact in range.
+    ``masks``: instance masks by detection id, where the detector gave them (their lowest pixels are
+    the contact, not the box's bottom centre)."""
     kf = recon.intrinsics
     m = cfg.edge_margin_px
     out = []
@@ -239,7 +264,10 @@ def _observation_points(track, recon: Reconstruction, width: int, height: int, c
         x1, y1, x2, y2 = obs.box
         if y2 >= height - m:
             continue
-        ground = _contact(recon, obs.frame_index, np.array([(x1 + x2) / 2, y2]), surface, cfg.max_distance_m)
+        mask = (masks or {}).get(obs.det_id)
+        uv = mask_contact(decode_rle(mask)) if mask is not None else None
+        uv = np.array([(x1 + x2) / 2, y2]) if uv is None else uv
+        ground = _contact(recon, obs.frame_index, uv, surface, cfg.max_distance_m)
         if not np.isfinite(ground).all():
             continue
         wfc = world_from_camera(recon, obs.frame_index)
@@ -376,15 +404,15 @@ def run_lifting(
     # a car 15 m ahead cast onto the pavement's plane lands 1.4 m short (true-box hits 86 -> 89).
     road_z = float(surface(street.road[:1])[0]) if surface is not None and len(street.road) else None
     on_road = None if road_z is None else (lambda xy: np.full(len(xy), road_z))
+    masks = {d.det_id: d.mask for f in detections.frames for d in f.detections if d.mask is not None}
     dropped: dict[str, int] = {}
     lifted: list[LiftedObject] = []
     for track in tracks.tracks:
         if track.dynamic:
             dropped["dynamic"] = dropped.get("dynamic", 0) + 1
             continue
-        obs = _observation_points(
-            track, recon, width, height, cfg, on_road if on_road and along_street(track.category) else surface
-        )
+        ground_at = on_road if on_road and along_street(track.category) else surface
+        obs = _observation_points(track, recon, width, height, cfg, ground_at, masks)
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -136,3 +137,32 @@ def test_cousins_are_variants_that_swap_the_asset_and_its_mass(example_dir):
     # The written stage (each object showing its placed asset) passes the validators.
     issues, _ = validate_usd(example_dir / "scene.usda")
     assert [i for i in issues if i.severity == "error"] == []
+
+
+def test_an_asset_written_before_is_copied_from_the_cache(example_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("URBANVERSE_CACHE", str(tmp_path / "cache"))
+    bench = example_dir / "assets" / "bench_wood_a"
+    authored = usd_writer.write_asset_usd(bench).read_bytes()
+
+    def never(*_args):
+        raise AssertionError("authored again")
+
+    monkeypatch.setattr(usd_writer, "_author_asset", never)
+    (bench / "asset.usda").unlink()
+    assert usd_writer.write_asset_usd(bench).read_bytes() == authored
+    # The same files elsewhere (another scene's copy) are the same asset: copied too.
+    shutil.copytree(bench, tmp_path / "other_scene_bench")
+    assert usd_writer.write_asset_usd(tmp_path / "other_scene_bench").read_bytes() == authored
+
+
+def test_a_changed_asset_file_is_authored_again(example_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("URBANVERSE_CACHE", str(tmp_path / "cache"))
+    bench = example_dir / "assets" / "bench_wood_a"
+    usd_writer.write_asset_usd(bench)
+    asset = load_asset(bench)
+    (bench / "asset.json").write_text(
+        (bench / "asset.json").read_text().replace(f'"mass": {asset.mass}', '"mass": 12.5')
+    )
+    assert load_asset(bench).mass == 12.5
+    stage = Usd.Stage.Open(str(usd_writer.write_asset_usd(bench)))
+    assert UsdPhysics.MassAPI(stage.GetDefaultPrim()).GetMassAttr().Get() == pytest.approx(12.5)

@@ -223,3 +223,30 @@ def test_lifting_takes_the_ground_contact_from_a_detection_s_mask(tour):
     np.testing.assert_allclose(with_mask, expected, atol=1e-9)
     centre = pixel_to_ground(recon, obs.frame_index, np.array([[(x1 + x2) / 2, y2]]), cfg.max_distance_m)[0]
     assert np.linalg.norm(box_only - with_mask) > 0.01 and np.linalg.norm(box_only - centre) < 0.05
+
+
+@pytest.mark.parametrize(("source", "moves"), [("yolo:street-seg", True), ("vegetation", False)])
+def test_only_instance_segmentation_masks_give_contacts(tour, source, moves):
+    root, gt, kfs = tour
+    dets = oracle_detections(gt, kfs)
+    recon = oracle_reconstruction(gt, kfs)
+    w, h = recon.intrinsics.width, recon.intrinsics.height
+
+    def left_foot(d):  # a mask whose lowest pixels sit at the box's left edge
+        x1, y1, x2, y2 = (int(round(v)) for v in d.box)
+        mask = np.zeros((h, w), bool)
+        mask[y1 : y2 - 3, x1:x2] = True
+        mask[y2 - 3 : y2, x1 : x1 + 4] = True
+        return dataclasses.replace(d, source=source, mask=encode_rle(mask))
+
+    masked = dataclasses.replace(
+        dets,
+        frames=tuple(
+            dataclasses.replace(f, detections=tuple(left_foot(d) for d in f.detections)) for f in dets.frames
+        ),
+    )
+    plain = run_lifting(oracle_tracks(dets), dets, recon)
+    with_masks = run_lifting(oracle_tracks(masked), masked, recon)
+    pairs = zip(plain.objects, with_masks.objects, strict=True)
+    shift = [math.dist(a.position, b.position) for a, b in pairs]
+    assert (max(shift) > 0.05) == moves, shift

@@ -101,7 +101,8 @@ def test_kill_and_resume_loses_nothing_past_the_checkpoint(tmp_path, cli_env):
         deadline = time.monotonic() + 120
         ckpt_dir = None
         while time.monotonic() < deadline:
-            found = list(root.glob("*/checkpoints/ckpt_00000[3-9].pt"))
+            # ckpt_<n> is written before checkpoint.pt: once ckpt_4 exists, checkpoint.pt holds >= 3.
+            found = list(root.glob("*/checkpoints/ckpt_00000[4-9].pt"))
             if found:
                 ckpt_dir = found[0].parent
                 break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import cv2
@@ -138,3 +139,21 @@ def test_real_footage_keeps_the_parked_van_and_the_lamp_post(tmp_path):
     families = sorted({get_class(o.category).l1 for o in objects})
     assert families == ["lighting", "vehicles"], [o.category for o in objects]
     assert sum(get_class(o.category).l1 == "vehicles" for o in objects) == 1  # one van, no pedestrian
+
+
+@pytest.mark.skipif(not (VTEST.parent / "leuvenB.jpg").is_file(), reason="opencv-doc absent")
+def test_an_image_pair_keeps_what_one_view_alone_sees(tmp_path):
+    """leuvenA/B (a cobbled street from two viewpoints 22 deg apart): the bicycles against the wall
+    are in view B only. As in a single photo, an object seen in one view of a pair is placed (before,
+    tracks needed two views and the scene had no object)."""
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    for name in ("leuvenA.jpg", "leuvenB.jpg"):
+        shutil.copyfile(VTEST.parent / name, pair / name)
+    result = runner.invoke(app, ["gen", str(pair), "-o", str(tmp_path / "scene")])
+    assert result.exit_code == 0, result.output
+    scene = load_scene(tmp_path / "scene")
+    bicycles = [o for o in scene.objects if o.category == "bicycle"]
+    assert len(bicycles) == 1, [o.category for o in scene.objects]  # the two, side by side, merge
+    camera = np.array(scene.camera_trajectory[-1].position[:2])
+    assert 2.0 < np.linalg.norm(np.array(bicycles[0].position[:2]) - camera) < 12.0

@@ -212,7 +212,11 @@ def scene_stages(
     frames = _frames(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
     det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
-    track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
+    # An image or a pair of images: an object seen in one of them is an object (over a pair's wide
+    # baseline, boxes of one object rarely associate; the Leuven pair's bicycles are in one view).
+    few_views = len(kfs.keyframes) <= 2
+    tracking_cfg = dataclasses.replace(cfg.tracking, min_length=1) if few_views else cfg.tracking
+    track_key = config_hash(det_key, tracking_cfg, oracles.tracks is not None)
 
     def perceive(stop: threading.Event) -> tuple[FrameDetections, Tracks]:
         def detect(w: Path) -> FrameDetections:
@@ -230,7 +234,7 @@ def scene_stages(
         def track(w: Path) -> Tracks:
             if oracles.tracks is not None:
                 return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
-            return _saved(run_tracking(frames, dets, cfg.tracking, stop=stop), lambda r: r.save(w)).tracks
+            return _saved(run_tracking(frames, dets, tracking_cfg, stop=stop), lambda r: r.save(w)).tracks
 
         tracks: Tracks = runner.run(
             "03_track", track_key, TRACKS_FILE, track, lambda w: load_record(Tracks, w / TRACKS_FILE)
@@ -279,7 +283,7 @@ def scene_stages(
     )
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
-    lift_cfg = cfg.lift if len(kfs.keyframes) > 1 else dataclasses.replace(cfg.lift, min_observations=1)
+    lift_cfg = dataclasses.replace(cfg.lift, min_observations=1) if few_views else cfg.lift
     looks = classifier_digest(cfg.proposals.crop_classifier)
     lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, looks)
 

@@ -266,15 +266,15 @@ def _lights(stage: Usd.Stage, scene: Scene) -> None:
 
 
 def _object(stage: Usd.Stage, scene_dir: Path, obj, written: set[str]) -> None:
-    for ref, what in ((obj.asset, "asset"), *((c, "cousin") for c in obj.cousins)):
-        if ref.path not in written:
-            write_asset_usd(resolve_inside(scene_dir, ref.path, f"object {obj.id} {what}"))
-            written.add(ref.path)
     path = f"/World/Objects/{safe_name(obj.id)}"
     xform = UsdGeom.Xform.Define(stage, path)
     prim = xform.GetPrim()
     cousins = prim.GetVariantSets().AddVariantSet(COUSIN_VARIANT_SET)
     for ref in (obj.asset, *obj.cousins):
+        if ref.path not in written:
+            what = "asset" if ref is obj.asset else "cousin"
+            write_asset_usd(resolve_inside(scene_dir, ref.path, f"object {obj.id} {what}"))
+            written.add(ref.path)
         cousins.AddVariant(safe_name(ref.uid))
         cousins.SetVariantSelection(safe_name(ref.uid))
         with cousins.GetVariantEditContext():

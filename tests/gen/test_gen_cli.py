@@ -35,6 +35,7 @@ def test_gen_writes_a_valid_scene_with_previews_and_report(generated):
     assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "08_scene", "total"}
     assert isinstance(report["counts"]["objects_from_dense_points"], int)
     assert isinstance(report["counts"]["building_facades"], int)
+    assert "size_scale" in report  # the object-size cross-check (None: no person or car measured)
     result = runner.invoke(app, ["validate", str(generated)])
     assert result.exit_code == 0, result.output
     # The camera path is the walk: about 1.2-1.5 m/s for 5 s.

@@ -19,11 +19,11 @@ from urbanverse.layout.lift import (
     LiftCfg,
     TrackView,
     _agreeing,
-    _observation_points,
     category_by_votes_and_height,
     mask_contact,
     mean_size,
     measured_size,
+    observation_views,
     run_lifting,
     tree_class_from_shape,
 )
@@ -217,8 +217,8 @@ def test_lifting_takes_the_ground_contact_from_a_detection_s_mask(tour):
     mask[y2 - 3 : y2, x1 : x1 + 4] = True  # the lowest pixels at the box's left edge
     masks = {obs.det_id: encode_rle(mask)}
     cfg = LiftCfg()
-    with_mask = _observation_points(track, recon, w, h, cfg, masks=masks)[0].ground
-    box_only = _observation_points(track, recon, w, h, cfg)[0].ground
+    with_mask = observation_views(track, recon, w, h, cfg, masks=masks)[0].ground
+    box_only = observation_views(track, recon, w, h, cfg)[0].ground
     expected = pixel_to_ground(recon, obs.frame_index, np.array([[x1 + 2.0, y2]]), cfg.max_distance_m)[0]
     np.testing.assert_allclose(with_mask, expected, atol=1e-9)
     centre = pixel_to_ground(recon, obs.frame_index, np.array([[(x1 + x2) / 2, y2]]), cfg.max_distance_m)[0]

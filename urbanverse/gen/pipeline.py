@@ -32,6 +32,7 @@ from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
 from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
+from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.crop_classifier import classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.records import (
@@ -99,6 +100,9 @@ class GenReport:
     warnings: tuple[str, ...]
     video_seconds: float
     seconds_per_video_minute: float
+    size_scale: SizeScale | None = None
+    """The scale the heights of the people and cars seen imply (``urbanverse.layout.scale_check``;
+    None when none was measured); a warning names it when it is off by more than a factor of two."""
 
 
 T = TypeVar("T")
@@ -283,13 +287,14 @@ def scene_stages(
     )
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
+    surface = surface_height(layout, curb_of(layout))
     lift_cfg = dataclasses.replace(cfg.lift, min_observations=1) if few_views else cfg.lift
     looks = classifier_digest(cfg.proposals.crop_classifier)
     lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, looks)
 
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)
-        objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface_height(layout, curb_of(layout)))
+        objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface)
         cloud = load_cloud(ground_work / DENSE_FILE)
         objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
         save_json(objects, w / "objects.json")
@@ -314,7 +319,9 @@ def scene_stages(
         lambda w: load_record(Retrieval, w / "retrieval.json"),
     )
     scene_key = config_hash(retrieval_key, cfg.physics_fix)
-    warnings = [*kfs.warnings, *recon.warnings]
+    sizes = size_scale(tracks, recon, lift_cfg, surface, road_points(layout))
+    size_note = scale_warning(sizes, recon.ground.camera_height_m)
+    warnings = [*kfs.warnings, *recon.warnings, *([size_note] if size_note else [])]
 
     def build(w: Path):
         scene, notes = assemble_scene(
@@ -351,6 +358,7 @@ def scene_stages(
         warnings=tuple(warnings),
         video_seconds=float(video_seconds),
         seconds_per_video_minute=round(total / video_s * 60.0, 2) if kfs.mode == "video" else 0.0,
+        size_scale=sizes,
     )
     save_json(report, out_dir / REPORT_FILE)
     return report

@@ -246,7 +246,7 @@ def mask_contact(mask: np.ndarray, band: float = 0.03) -> np.ndarray | None:
     return np.array([float(np.median(cols)) + 0.5, bottom + 1.0])
 
 
-def _observation_points(
+def observation_views(
     track,
     recon: Reconstruction,
     width: int,
@@ -386,6 +386,20 @@ def measured_size(track, views: list[TrackView], cfg: LiftCfg):
     return category, size
 
 
+def road_surface(
+    surface: Callable[[np.ndarray], np.ndarray] | None, road_xy: np.ndarray
+) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The surface vehicles stand on: the road's height (relative to z = 0) everywhere, from ``surface``
+    at the first of the road points ``road_xy (R, 2)``; None without a surface or road points.
+
+    A vehicle stands on the road, a curb below the pavement, also where the ground stage saw no road:
+    a car 15 m ahead cast onto the pavement's plane lands 1.4 m short (true-box hits 86 -> 89)."""
+    if surface is None or not len(road_xy):
+        return None
+    road_z = float(surface(road_xy[:1])[0])
+    return lambda xy: np.full(len(xy), road_z)
+
+
 def run_lifting(
     tracks: Tracks,
     detections: FrameDetections,
@@ -404,10 +418,7 @@ def run_lifting(
     street = StreetFrame(
         path if len(path) else np.zeros((1, 2)), np.zeros((0, 2)) if road_xy is None else road_xy
     )
-    # A vehicle stands on the road, a curb below the pavement, also where the ground stage saw no road:
-    # a car 15 m ahead cast onto the pavement's plane lands 1.4 m short (true-box hits 86 -> 89).
-    road_z = float(surface(street.road[:1])[0]) if surface is not None and len(street.road) else None
-    on_road = None if road_z is None else (lambda xy: np.full(len(xy), road_z))
+    on_road = road_surface(surface, street.road)
     masks = {
         d.det_id: d.mask
         for f in detections.frames
@@ -421,7 +432,7 @@ def run_lifting(
             dropped["dynamic"] = dropped.get("dynamic", 0) + 1
             continue
         ground_at = on_road if on_road and along_street(track.category) else surface
-        obs = _observation_points(track, recon, width, height, cfg, ground_at, masks)
+        obs = observation_views(track, recon, width, height, cfg, ground_at, masks)
         if len(obs) < cfg.min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue

@@ -82,10 +82,10 @@ def test_a_run_of_the_other_kind_is_refused_and_the_folder_kept(generated, two_s
 def _failing(shot_to_fail: int | None):
     real = shots.scene_stages
 
-    def stages(source, kfs, *args, **kwargs):
-        if shot_to_fail is None or kfs.selected_shots == (shot_to_fail,):
-            raise InputError(f"{source}: no usable ground was seen")
-        return real(source, kfs, *args, **kwargs)
+    def stages(shot, *args, **kwargs):
+        if shot_to_fail is None or shot.keyframes.selected_shots == (shot_to_fail,):
+            raise InputError(f"{shot.source}: no usable ground was seen")
+        return real(shot, *args, **kwargs)
 
     return stages
 

@@ -175,10 +175,8 @@ def run_gen(
     kfs, video_key = video_stage(source, runner, cfg.video)
     if len(kfs.selected_shots) > 1:
         raise InputError("video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot")
-    return scene_stages(
-        source, kfs, video_key, out_dir / "work" / "01_video", out_dir, runner, cfg, start,
-        video_seconds=kfs.duration_s, oracles=oracles,
-    )  # fmt: skip
+    shot = ShotInput(source, kfs, video_key, out_dir / "work" / "01_video", kfs.duration_s)
+    return scene_stages(shot, out_dir, runner, cfg, start, oracles=oracles)
 
 
 def video_stage(source: Path, runner: StageRunner, video_cfg: VideoCfg) -> tuple[KeyframeSet, str]:
@@ -194,24 +192,33 @@ def video_stage(source: Path, runner: StageRunner, video_cfg: VideoCfg) -> tuple
     return kfs, video_key
 
 
+@dataclasses.dataclass(frozen=True)
+class ShotInput:
+    """What the scene stages start from: the ``keyframes`` of one shot of ``source`` (their images in
+    ``images``, the video stage's work folder), their cache ``key``, and the ``seconds`` of video they
+    span (a report times the run per minute of it)."""
+
+    source: Path
+    keyframes: KeyframeSet
+    key: str
+    images: Path
+    seconds: float
+
+
 def scene_stages(
-    source: Path,
-    kfs: KeyframeSet,
-    video_key: str,
-    video_work: Path,
+    shot: ShotInput,
     out_dir: Path,
     runner: StageRunner,
     cfg: GenCfg,
     start: float,
     *,
-    video_seconds: float,
     oracles: Oracles | None = None,
     name: str | None = None,
 ) -> GenReport:
-    """Stages 02-08 on the keyframes ``kfs`` of one shot (images in ``video_work``, cache key
-    ``video_key``) into the scene folder ``out_dir`` (``runner`` caches in its ``work``); the report,
-    also written to report.json, times the run from ``start`` (``time.perf_counter``) and per
-    ``video_seconds`` of video. ``name``: the scene's (default: the folder's)."""
+    """Stages 02-08 on the keyframes of ``shot`` into the scene folder ``out_dir`` (``runner`` caches in
+    its ``work``); the report, also written to report.json, times the run from ``start``
+    (``time.perf_counter``). ``name``: the scene's (default: the folder's)."""
+    source, kfs, video_key, video_work = shot.source, shot.keyframes, shot.key, shot.images
     oracles = oracles or Oracles()
     frames = _frames(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
@@ -336,7 +343,7 @@ def scene_stages(
     notes = json.loads((out_dir / "work" / "08_scene" / "scene_notes.json").read_text())
     warnings += notes.get("warnings", [])
     total = time.perf_counter() - start
-    video_s = max(video_seconds, 1e-9)
+    video_s = max(shot.seconds, 1e-9)
     report = GenReport(
         input=str(source),
         scene=str(out_dir / SCENE_FILE),
@@ -356,7 +363,7 @@ def scene_stages(
         recon_mode=recon.mode,
         scale_source=recon.scale_source,
         warnings=tuple(warnings),
-        video_seconds=float(video_seconds),
+        video_seconds=float(shot.seconds),
         seconds_per_video_minute=round(total / video_s * 60.0, 2) if kfs.mode == "video" else 0.0,
         size_scale=sizes,
     )

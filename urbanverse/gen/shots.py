@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Literal
 
 from urbanverse.errors import InputError
-from urbanverse.gen.pipeline import REPORT_FILE, GenCfg, clear_for_error, scene_stages, video_stage
+from urbanverse.gen.pipeline import (
+    REPORT_FILE,
+    GenCfg,
+    ShotInput,
+    clear_for_error,
+    scene_stages,
+    video_stage,
+)
 from urbanverse.gen.stages import StageRunner, config_hash
 from urbanverse.records import record, save_json
 from urbanverse.video.record import split_shots
@@ -85,10 +92,11 @@ def run_gen_per_shot(
 
         span = dict(shot=shot.index, folder=folder.name, start_s=shot.start_s, end_s=shot.end_s)
         try:
+            key, images = config_hash(video_key, shot.index), out_dir / "work" / "01_video"
+            shot_runner = StageRunner(folder / "work", resume=resume, progress=shot_progress)
             report = scene_stages(
-                source, part, config_hash(video_key, shot.index), out_dir / "work" / "01_video", folder,
-                StageRunner(folder / "work", resume=resume, progress=shot_progress), cfg, t0,
-                video_seconds=shot.duration_s, name=f"{out_dir.name}_{folder.name}",
+                ShotInput(source, part, key, images, shot.duration_s), folder, shot_runner, cfg, t0,
+                name=f"{out_dir.name}_{folder.name}",
             )  # fmt: skip
         except InputError as exc:
             clear_for_error(folder, str(exc))

@@ -164,10 +164,19 @@ def test_category_vote_filters_and_save_load(tmp_path):
     assert back.tracks == result.tracks and back.embeddings.shape == (1, 0)
 
 
-def test_single_image_keeps_its_detections():
-    frames, dets, _ = crossing_scene(n=1)
-    result = run_tracking(frames, dets, TrackingCfg(min_length=3, appearance="off"))
-    assert len(result.tracks.tracks) == 2
+@pytest.mark.parametrize(("frames", "kept"), [(1, 1), (2, 1), (3, 0)])
+def test_an_image_or_a_pair_keeps_a_detection_seen_once(frames, kept):
+    tree = ("vegetation", "broadleaf_trees", "broadleaf_tree")
+    fdets = [
+        FrameDetection(
+            frame_index=k, width=W, height=H,
+            detections=(_det(0, (100, 50, 160, 200), tree, "tree", "vegetation"),) if k == 0 else (),
+        )
+        for k in range(frames)
+    ]  # fmt: skip
+    dets = FrameDetections(detectors=("test",), frames=tuple(fdets))
+    result = run_tracking(None, dets, TrackingCfg(min_length=2, appearance="off"))
+    assert len(result.tracks.tracks) == kept and result.tracks.dropped_short == 1 - kept
 
 
 def test_embedder_backends_agree():

@@ -223,11 +223,7 @@ def scene_stages(
     frames = _frames(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
     det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
-    # An image or a pair of images: an object seen in one of them is an object (over a pair's wide
-    # baseline, boxes of one object rarely associate; the Leuven pair's bicycles are in one view).
-    few_views = len(kfs.keyframes) <= 2
-    tracking_cfg = dataclasses.replace(cfg.tracking, min_length=1) if few_views else cfg.tracking
-    track_key = config_hash(det_key, tracking_cfg, oracles.tracks is not None)
+    track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
 
     def perceive(stop: threading.Event) -> tuple[FrameDetections, Tracks]:
         def detect(w: Path) -> FrameDetections:
@@ -245,7 +241,7 @@ def scene_stages(
         def track(w: Path) -> Tracks:
             if oracles.tracks is not None:
                 return _saved(oracles.tracks(dets), lambda t: save_json(t, w / TRACKS_FILE))
-            return _saved(run_tracking(frames, dets, tracking_cfg, stop=stop), lambda r: r.save(w)).tracks
+            return _saved(run_tracking(frames, dets, cfg.tracking, stop=stop), lambda r: r.save(w)).tracks
 
         tracks: Tracks = runner.run(
             "03_track", track_key, TRACKS_FILE, track, lambda w: load_record(Tracks, w / TRACKS_FILE)
@@ -295,13 +291,12 @@ def scene_stages(
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     surface = surface_height(layout, curb_of(layout))
-    lift_cfg = dataclasses.replace(cfg.lift, min_observations=1) if few_views else cfg.lift
     looks = classifier_digest(cfg.proposals.crop_classifier)
-    lift_key = config_hash(track_key, recon_key, ground_key, lift_cfg, cfg.proposals, looks)
+    lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, looks)
 
     def lift(w: Path) -> LiftedObjects:
         road = road_points(layout)
-        objects = run_lifting(tracks, dets, recon, road, lift_cfg, surface)
+        objects = run_lifting(tracks, dets, recon, road, cfg.lift, surface)
         cloud = load_cloud(ground_work / DENSE_FILE)
         objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
         save_json(objects, w / "objects.json")
@@ -326,7 +321,7 @@ def scene_stages(
         lambda w: load_record(Retrieval, w / "retrieval.json"),
     )
     scene_key = config_hash(retrieval_key, cfg.physics_fix)
-    sizes = size_scale(tracks, recon, lift_cfg, surface, road_points(layout))
+    sizes = size_scale(tracks, recon, cfg.lift, surface, road_points(layout))
     size_note = scale_warning(sizes, recon.ground.camera_height_m)
     warnings = [*kfs.warnings, *recon.warnings, *([size_note] if size_note else [])]
 

@@ -32,6 +32,7 @@ import scipy.optimize
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.errors import InputError
 from urbanverse.perception.records import FrameDetections, Mask, TrackObservation, Tracks, decode_rle
+from urbanverse.perception.track import FEW_VIEWS
 from urbanverse.recon.geometry import pixel_rays, pixel_to_ground, project, world_from_camera
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec3, record
@@ -73,7 +74,8 @@ class LiftCfg:
     edge_margin_px: float = 2.0
     """A box within this of the bottom (top) image edge has no ground contact (no top)."""
     min_observations: int = 2
-    """Tracks seen in fewer usable keyframes are dropped (1 for single images)."""
+    """Tracks seen in fewer usable keyframes are dropped (1 from an image or a pair of images:
+    ``urbanverse.perception.track.FEW_VIEWS``)."""
     merge_radius_m: float = 1.2
     """Objects of one L2 class closer than this are one object."""
     vehicle_merge_radius_m: float = 2.5
@@ -412,6 +414,7 @@ def run_lifting(
     the road seen by the ground stage (m), or None; ``surface(xy (N, 2)) -> z (N,)``: height of the
     ground surface relative to the plane z = 0 the camera walks on (m), or None for flat ground."""
     cfg = cfg or LiftCfg()
+    min_observations = 1 if len(recon.keyframes) <= FEW_VIEWS else cfg.min_observations
     width, height = recon.intrinsics.width, recon.intrinsics.height
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     single_view = len(path) < 2  # no camera path to give the street's direction
@@ -433,14 +436,14 @@ def run_lifting(
             continue
         ground_at = on_road if on_road and along_street(track.category) else surface
         obs = observation_views(track, recon, width, height, cfg, ground_at, masks)
-        if len(obs) < cfg.min_observations:
+        if len(obs) < min_observations:
             dropped["too_few_ground_contacts"] = dropped.get("too_few_ground_contacts", 0) + 1
             continue
         agreeing = _agreeing(obs, mean_size(track.category), cfg)
         # The boxes whose contacts disagreed are another object's: left out of the box fit too.
         strays = {v.frame_index for v in obs} - {v.frame_index for v in agreeing}
         obs = agreeing
-        if len(obs) < cfg.min_observations:
+        if len(obs) < min_observations:
             dropped["contacts_disagree"] = dropped.get("contacts_disagree", 0) + 1
             continue
         category, size = measured_size(track, obs, cfg)

@@ -16,8 +16,10 @@ Detections are associated keyframe by keyframe (in index order) with the tracks 
 - unmatched detections start tracks; a track unseen for more than ``max_age`` keyframes ends.
 
 Tracks keep per-frame boxes; their category is the score-weighted vote of their detections. Tracks
-shorter than ``min_length`` keyframes (capped by the number of keyframes, so a single image keeps
-its detections) or with a mean score under ``min_score`` are dropped.
+shorter than ``min_length`` keyframes or with a mean score under ``min_score`` are dropped; from one
+or two keyframes (a photo, a pair of photos: :data:`FEW_VIEWS`) a single detection makes a track,
+as over a pair's wide baseline the boxes of one object rarely associate (the Leuven pair's bicycles
+are in one view only).
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ from urbanverse.perception.records import (
 )
 
 log = logging.getLogger(__name__)
+
+#: Up to this many keyframes, an object seen in one of them is an object (tracking and lifting).
+FEW_VIEWS = 2
 
 _BIG = 1e6
 
@@ -335,7 +340,7 @@ def _update(trk: _Live, index: int, d: Detection, emb: np.ndarray | None, cfg: T
 def _finish(
     tracks: list[_Live], num_frames: int, cfg: TrackingCfg, seconds: Counter, total: float
 ) -> TrackingResult:
-    min_len = min(cfg.min_length, max(1, num_frames))
+    min_len = 1 if num_frames <= FEW_VIEWS else cfg.min_length
     kept, embs = [], []
     short = low = 0
     for trk in sorted(tracks, key=lambda t: (t.obs[0][0], t.obs[0][1].det_id)):

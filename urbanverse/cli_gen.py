@@ -24,7 +24,11 @@ def gen_command(
         Path, typer.Option("-o", "--out", help="Scene folder to write (created; resumed if it holds a run).")
     ],
     camera_height: Annotated[
-        float, typer.Option(help="Camera height above the ground in metres (metric scale).")
+        float,
+        typer.Option(
+            help="Camera height above the ground in metres: sets the metric scale (1.6 for a walker; "
+            "report.json's size_scale checks it against the people and cars seen)."
+        ),
     ] = 1.6,
     cousins: Annotated[int, typer.Option(help="Library cousins per object (the first is placed).")] = 5,
     detector: Annotated[

@@ -62,6 +62,7 @@ def test_sfm_walk_is_metric_and_ground_aligned(sfm_run) -> None:
     assert g.method == "ransac" and g.num_inliers >= 20 and g.residual_m < 0.03 and g.tilt_to_up_deg < 5
     assert g.camera_height_m == pytest.approx(1.6, abs=0.02)
     assert recon.intrinsics.fx == pytest.approx(k_true[0, 0], rel=0.05)
+    assert 0 < recon.mean_reprojection_error_px < 2
     assert load_reconstruction(work) == recon
 
 

@@ -514,6 +514,10 @@ def _extract(rec, names: list[str]) -> RawReconstruction:
         obs_keyframes=np.array(obs, np.int32),
     )
     cam = next(iter(rec.cameras.values()))
+    # The mean over the kept points' observations. COLMAP's own mean also counts points whose stored
+    # error is not finite after deregistration (it reported 2.9e151 px for a round-trip tour).
+    lengths = np.diff(points.obs_offsets)
+    mean_error = float(np.average(points.error_px, weights=lengths)) if len(points) else 0.0
     return RawReconstruction(
         wfc=wfc,
         points=points,
@@ -521,6 +525,6 @@ def _extract(rec, names: list[str]) -> RawReconstruction:
         fy=float(cam.focal_length_y),
         cx=float(cam.principal_point_x),
         cy=float(cam.principal_point_y),
-        mean_reprojection_error_px=float(rec.compute_mean_reprojection_error()),
+        mean_reprojection_error_px=mean_error,
         num_observations=n_obs,
     )

@@ -8,6 +8,9 @@ median over tours), the totals over all tours per mode, how the blind camera pat
 (RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
+
+``--set stage.field=value`` (repeatable) runs gen with a setting changed, as ``urbanverse gen --set``
+does, e.g. ``--set recon.sfm_features=opencv`` (BENCHMARKS.md compares the two SIFT extractors).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanverse.config import apply_overrides
 from urbanverse.gen.evaluate import camera_path_errors, compare_scenes
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.gen.pipeline import GenCfg, Oracles, run_gen
@@ -59,7 +63,12 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep scenes, tours and generated scenes here"
     )
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="STAGE.FIELD=VALUE",
+        help="a gen setting to change (repeatable), as with urbanverse gen --set",
+    )  # fmt: skip
     args = parser.parse_args()
+    gen_cfg = apply_overrides(GenCfg(), args.overrides)
     modes = args.modes.split(",")
     results: dict[str, list[dict]] = {m: [] for m in modes}
     paths: list[dict] = []
@@ -80,7 +89,7 @@ def main() -> None:
             for mode in modes:
                 out = root / f"gen_{i}_{mode}"
                 start = time.perf_counter()
-                report = run_gen(video, out, GenCfg(), resume=False, oracles=_oracles(mode, gt))
+                report = run_gen(video, out, gen_cfg, resume=False, oracles=_oracles(mode, gt))
                 elapsed = time.perf_counter() - start
                 scene = load_scene(out)
                 scores = compare_scenes(scene, truth, gt, aligned=mode != "blind")

@@ -27,7 +27,10 @@ def test_a_cut_model_is_remapped_with_the_focal_that_bundle_adjustment_finds(
         keep = sorted(raw.wfc)
         return keep[:-1] if len(mapped_with) == 1 else keep
 
-    params = SfmParams(features="colmap", attempts=1, fallback_features=False, min_images_focal=4)
+    # The incremental mapper keeps the focal prior fixed while it maps; the remap is its remedy.
+    params = SfmParams(
+        features="colmap", attempts=1, fallback_features=False, min_images_focal=4, mapper="incremental"
+    )
     raw = run_sfm(image_dir, names, prior, tmp_path, params, consistent)
     assert raw is not None and len(mapped_with) == 2
     assert mapped_with[0] == 1.1 * true_f

@@ -47,6 +47,10 @@ class SfmParams:
     upsample_below_px: int = 400
     upsample_max_images: int = 12
     peak_threshold: float = 0.0067
+    mapper: str = "global"
+    """``global``: COLMAP's global mapper (GLOMAP: rotation averaging, then global positioning and
+    bundle adjustment) or ``incremental``: COLMAP's incremental mapper (registers one image after
+    another; one wrong registration bends or shrinks the rest of the walk)."""
     max_models: int = 3
     attempts: int = 3
     accept_score: float = 0.5
@@ -292,7 +296,8 @@ def _mapping_attempts(
 def _map(
     pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmParams, angle: float, seed: int
 ):
-    """One incremental-mapping run; the model with the most registered images (None if < 2)."""
+    """One mapping run (``p.mapper``; ``angle`` is the incremental mapper's initial-pair angle); the
+    model with the most registered images (None if < 2)."""
     opts = pycolmap.IncrementalPipelineOptions()
     # Several models: when the first initial pair sits in a hard stretch (a fast turn), later pairs
     # still build a model; the one with the most registered keyframes is kept.
@@ -326,11 +331,27 @@ def _map(
     opts.mapper.random_seed = seed
     opts.triangulation.random_seed = seed
     opts.triangulation.ignore_two_view_tracks = len(names) > 2
-    models = pycolmap.incremental_mapping(db, image_dir, out, opts)
+    if p.mapper == "global":
+        out.mkdir(parents=True, exist_ok=True)
+        models = pycolmap.global_mapping(db, image_dir, out, _global_options(pycolmap, opts, seed))
+    else:
+        models = pycolmap.incremental_mapping(db, image_dir, out, opts)
     if not models:
         return None
     rec = max(models.values(), key=lambda r: r.num_reg_images())
     return rec if rec.num_reg_images() >= 2 else None
+
+
+def _global_options(pycolmap, incremental, seed: int):
+    """Options of the global mapper matching the incremental ones: one thread (reproducible), the
+    seed, the minimum model size."""
+    opts = pycolmap.GlobalPipelineOptions()
+    opts.num_threads = 1
+    opts.random_seed = seed
+    opts.min_model_size = incremental.min_model_size
+    opts.mapper.num_threads = 1
+    opts.mapper.random_seed = seed
+    return opts
 
 
 def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:

@@ -61,6 +61,15 @@ class ReconCfg:
     or up to 12 keyframes, OpenCV otherwise."""
     sfm_fallback_features: bool = True
     """When SfM maps too few keyframes plausibly, retry on the other SIFT implementation's features."""
+    sfm_mapper: Literal["global", "incremental"] = "global"
+    """COLMAP's mapper: ``global`` (GLOMAP: all keyframes' rotations, then positions, at once) or
+    ``incremental`` (one keyframe after another). On ten round-trip tours the global mapper's paths
+    have the right shape to 0.012-0.065 m on nine (the incremental one's on five; its wrong
+    registrations bend or shrink the rest of a walk) in about half the time; BENCHMARKS.md."""
+    sweep_below_inliers: int = 30
+    """A ground plane fitted to fewer sparse points than this is refitted with the plane-sweep ground
+    points too (``recon.dense``), as one with none is: on a commercial tour, 16 sparse inliers had
+    tilted the plane and put the scale 35 % off."""
     sfm_attempts: int = 2
     """Mapping attempts (other initialisation and seed) while fewer than half the keyframes are plausible.
     The focal-length remap takes the second; a third (a 1.5x wider initial angle) never mapped more
@@ -110,6 +119,8 @@ class ReconCfg:
         for name in ("static_px", "walking_speed_mps", "ground_inlier_frac", "sfm_max_seconds"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ReconCfg.{name} must be positive, got {getattr(self, name)}")
+        if self.sweep_below_inliers < 0:
+            raise ValueError(f"ReconCfg.sweep_below_inliers must be >= 0, got {self.sweep_below_inliers}")
         if self.sfm_max_image_size < 64 or self.sfm_max_features < 64 or self.sfm_overlap < 1:
             raise ValueError("ReconCfg.sfm_max_image_size/sfm_max_features must be >= 64, sfm_overlap >= 1")
         if not 0 < self.max_ground_tilt_deg < 90:
@@ -250,6 +261,7 @@ def _multi_view(
                 seed=cfg.seed,
                 attempts=cfg.sfm_attempts,
                 refocus=cfg.sfm_refocus,
+                mapper=cfg.sfm_mapper,
             )
             sfm_raw = run_sfm(
                 image_dir,
@@ -313,7 +325,8 @@ def _from_raw(
             raw.wfc.pop(i)
         raw.points = kept.points
     al, reg = kept.alignment, kept.keyframes
-    if al.ground.method == "up_prior" and len(reg) >= 2:
+    weak = al.ground.method == "up_prior" or al.ground.num_inliers < cfg.sweep_below_inliers
+    if weak and len(reg) >= 2:
         al = _swept_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points) or al
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
@@ -383,7 +396,8 @@ def _swept_ground(
     points: SparsePoints,
 ) -> Alignment | None:
     """The alignment with a ground plane fitted to the sparse points plus the plane-sweep ground points
-    of the registered keyframes ``keep`` (:mod:`urbanverse.recon.dense`); None when there is still none."""
+    of the registered keyframes ``keep`` (:mod:`urbanverse.recon.dense`), for a model whose sparse
+    points hold too few ground points; None when there is still no plane."""
     wfc = np.stack([raw.wfc[i] for i in keep])
     up = up_prior(wfc[:, :3, :3], wfc[:, :3, 3], points.xyz)
     pairs = spread_pairs(keep)
@@ -400,7 +414,7 @@ def _swept_ground(
     if al.ground.method != "ransac":
         return None
     al.warnings.append(
-        f"ground plane from a plane sweep ({len(extra)} ground pixels; no sparse ground points)"
+        f"ground plane from a plane sweep ({len(extra)} ground pixels; too few sparse ground points)"
     )
     return al
 

@@ -1,10 +1,11 @@
 """Structure from motion with pycolmap (COLMAP 3.x/4.x bindings, CPU).
 
 SIFT on keyframes downscaled to ``max_image_size``, sequential matching (each keyframe against the next
-``overlap`` plus quadratic strides), incremental mapping with one shared SIMPLE_PINHOLE camera whose
-focal length starts at the field-of-view prior and is refined by bundle adjustment (principal point
-fixed at the image centre). Poses come out in COLMAP's arbitrary similarity frame; :mod:`align` makes
-them metric and ground-aligned.
+``overlap`` plus quadratic strides), then COLMAP's global mapper (GLOMAP: rotation averaging, global
+positioning, bundle adjustment; ``SfmParams.mapper``) or its incremental one, with one shared
+SIMPLE_PINHOLE camera whose focal length starts at the field-of-view prior and is refined by bundle
+adjustment (principal point fixed at the image centre). Poses come out in COLMAP's arbitrary
+similarity frame; :mod:`align` makes them metric and ground-aligned.
 """
 
 from __future__ import annotations

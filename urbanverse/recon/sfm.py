@@ -50,8 +50,9 @@ class SfmParams:
     peak_threshold: float = 0.0067
     mapper: str = "global"
     """``global``: COLMAP's global mapper (GLOMAP: rotation averaging, then global positioning and
-    bundle adjustment) or ``incremental``: COLMAP's incremental mapper (registers one image after
-    another; one wrong registration bends or shrinks the rest of the walk)."""
+    bundle adjustment; a pair of images is mapped incrementally, as it builds no model of two) or
+    ``incremental``: COLMAP's incremental mapper (registers one image after another; one wrong
+    registration bends or shrinks the rest of the walk)."""
     max_models: int = 3
     attempts: int = 3
     accept_score: float = 0.5
@@ -332,7 +333,7 @@ def _map(
     opts.mapper.random_seed = seed
     opts.triangulation.random_seed = seed
     opts.triangulation.ignore_two_view_tracks = len(names) > 2
-    if p.mapper == "global":
+    if p.mapper == "global" and len(names) > 2:  # (a pair is two-view geometry: nothing to average)
         out.mkdir(parents=True, exist_ok=True)
         models = pycolmap.global_mapping(db, image_dir, out, _global_options(pycolmap, opts, seed))
     else:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -48,7 +49,7 @@ class SfmParams:
     upsample_below_px: int = 400
     upsample_max_images: int = 12
     peak_threshold: float = 0.0067
-    mapper: str = "global"
+    mapper: Literal["global", "incremental"] = "global"
     """``global``: COLMAP's global mapper (GLOMAP: rotation averaging, then global positioning and
     bundle adjustment; a pair of images is mapped incrementally, as it builds no model of two) or
     ``incremental``: COLMAP's incremental mapper (registers one image after another; one wrong

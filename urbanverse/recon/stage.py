@@ -64,8 +64,8 @@ class ReconCfg:
     sfm_mapper: Literal["global", "incremental"] = "global"
     """COLMAP's mapper: ``global`` (GLOMAP: all keyframes' rotations, then positions, at once) or
     ``incremental`` (one keyframe after another). On ten round-trip tours the global mapper's paths
-    have the right shape to 0.012-0.065 m on nine (the incremental one's on five; its wrong
-    registrations bend or shrink the rest of a walk) in about half the time; BENCHMARKS.md."""
+    have the right shape to 0.012-0.065 m on nine, in about half the time (the incremental one's are
+    1.3-2.9 m off on three: a wrong registration bends or shrinks the rest of a walk); BENCHMARKS.md."""
     sweep_below_inliers: int = 30
     """A ground plane fitted to fewer sparse points than this is refitted with the plane-sweep ground
     points too (``recon.dense``), as one with none is: on a commercial tour, 16 sparse inliers had

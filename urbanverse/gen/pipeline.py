@@ -290,12 +290,11 @@ def scene_stages(
     )
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
-    surface = surface_height(layout, curb_of(layout))
+    surface, road = surface_height(layout, curb_of(layout)), road_points(layout)
     looks = classifier_digest(cfg.proposals.crop_classifier)
     lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, looks)
 
     def lift(w: Path) -> LiftedObjects:
-        road = road_points(layout)
         objects = run_lifting(tracks, dets, recon, road, cfg.lift, surface)
         cloud = load_cloud(ground_work / DENSE_FILE)
         objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
@@ -321,7 +320,7 @@ def scene_stages(
         lambda w: load_record(Retrieval, w / "retrieval.json"),
     )
     scene_key = config_hash(retrieval_key, cfg.physics_fix)
-    sizes = size_scale(tracks, recon, cfg.lift, surface, road_points(layout))
+    sizes = size_scale(tracks, recon, cfg.lift, surface, road)
     size_note = scale_warning(sizes, recon.ground.camera_height_m)
     warnings = [*kfs.warnings, *recon.warnings, *([size_note] if size_note else [])]
 

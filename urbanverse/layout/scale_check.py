@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.lift import LiftCfg, observation_views, road_surface
+from urbanverse.layout.lift import LiftCfg, along_street, observation_views, road_surface
 from urbanverse.perception.records import Tracks
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
@@ -65,7 +65,7 @@ def size_scale(
         l2 = get_class(track.category).l2
         if l2 not in HEIGHT_PRIORS_M:
             continue
-        ground_at = on_road if on_road is not None and l2 == "cars" else surface
+        ground_at = on_road if on_road is not None and along_street(track.category) else surface
         views = observation_views(track, recon, width, height, cfg, ground_at)
         heights = [v.height for v in views if not v.top_cut and v.height > 0]
         if heights:

@@ -32,6 +32,30 @@ def test_on_the_road_the_axis_follows_the_path():
     assert axis == pytest.approx([1.0, 0.0]) and to_road == pytest.approx([0.0, 1.0])
 
 
+def test_stray_road_cells_beside_a_bench_do_not_turn_it_from_the_street():
+    """A patch of grey paving behind a bench, taken for road, lies nearer it than the street does; the
+    road seen along this stretch still says the street is on the other side."""
+    path = np.linspace([-10.0, 0.0], [10.0, 0.0], 11)
+    stray = np.stack(np.meshgrid(np.arange(-3.0, 3.0, 0.5), np.arange(-4.5, -2.5, 0.5)), axis=-1).reshape(
+        -1, 2
+    )
+    bench = np.array([0.0, -1.5])  # 1 m from the stray patch (48 cells), 3.75 m from the road
+    _, to_road = StreetFrame(path, np.vstack([ROAD, stray])).axis_and_road_side(bench)
+    assert to_road == pytest.approx([0.0, 1.0])
+
+
+def test_a_vehicle_past_the_end_of_the_walk_lies_along_the_street_it_was_seen_down():
+    """The walk turns across the street at its end; a car 15 m beyond was seen from the straight part,
+    looking down the street: it lies along x, not along the last steps of the walk."""
+    path = np.vstack([np.linspace([-20.0, 0.0], [0.0, 0.0], 11), np.linspace([0.5, 1.0], [1.0, 8.0], 5)])
+    car = np.array([15.0, 4.0])
+    seen_from = path[4:9]
+    axis, _ = StreetFrame(path, ROAD).axis_and_road_side(car, along_path=True, seen_from=seen_from)
+    assert axis == pytest.approx([1.0, 0.0], abs=0.02)
+    axis, _ = StreetFrame(path, ROAD).axis_and_road_side(car, along_path=True)  # the nearest steps
+    assert abs(axis[1]) > 0.9
+
+
 def _view(width: float = float("nan"), sides_cut: int = 0) -> TrackView:
     return TrackView(np.zeros(3), np.zeros(3), height=1.5, top_cut=False, width=width, sides_cut=sides_cut)
 

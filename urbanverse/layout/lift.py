@@ -148,8 +148,14 @@ class StreetFrame:
     road: np.ndarray
     curb_band_m: float = 0.75
     """Road cells within this of the nearest one make the stretch of road edge an object faces."""
+    side_window_m: float = 10.0
+    """Road cells within this along the street of the path position nearest an object say which side
+    of it the road lies on (the median across the street of theirs: stray road cells beside it
+    turned benches away from the street)."""
 
-    def axis_and_road_side(self, xy: np.ndarray, along_path: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def axis_and_road_side(
+        self, xy: np.ndarray, along_path: bool = False, seen_from: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Unit street direction at ``xy`` and the unit normal pointing from ``xy`` across to the road.
 
         The axis follows the camera path, and the normal points to the side where the road is. But
@@ -158,15 +164,26 @@ class StreetFrame:
         its axis runs along it, unless ``along_path``: a vehicle parks along the street the camera
         walks, and the road seen (near the path) says little of the street's direction at a car 10 m
         ahead (on the round trip's true boxes, that edge turned 8 of 9 parked cars 60-90 degrees).
+        Such a vehicle's axis is the walking direction where the camera was when it saw it (camera
+        centres ``seen_from (V, 2)``), not at the path's nearest point: past the end of a walk that
+        turns to cross, or at a corner, that point heads across the street (on ten round-trip tours it
+        turned the cars of two 90 degrees).
         """
         k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
         axis = path_directions(self.path)[k]
+        if along_path and seen_from is not None and len(seen_from):
+            axis = self._heading_when_seen(seen_from)
         normal = np.array([-axis[1], axis[0]])
         if not len(self.road):  # no road seen: the road is beyond the camera path, seen from the object
             return axis, (np.sign((self.path[k] - xy) @ normal) or 1.0) * normal
         distance = np.linalg.norm(self.road - xy, axis=1)
-        near = self.road[np.argsort(distance)[:50]].mean(axis=0)
-        side = (np.sign((near - xy) @ normal) or 1.0) * normal
+        offset = self.road - self.path[k]
+        beside = np.abs(offset @ axis) <= self.side_window_m
+        if beside.any():  # the road's middle across the street, from the road seen along this stretch
+            middle = float(np.median(offset[beside] @ normal)) - (xy - self.path[k]) @ normal
+        else:
+            middle = (self.road[np.argsort(distance)[:50]].mean(axis=0) - xy) @ normal
+        side = (np.sign(middle) or 1.0) * normal
         if along_path or distance.min() <= self.curb_band_m:
             return axis, side
         to_road = self.road[distance <= distance.min() + self.curb_band_m].mean(axis=0) - xy
@@ -175,6 +192,13 @@ class StreetFrame:
             return axis, side  # the path runs along the road edge: its axis is the steadier
         along = np.array([-to_road[1], to_road[0]])
         return (along if along @ axis >= 0 else -along), to_road
+
+    def _heading_when_seen(self, eyes: np.ndarray) -> np.ndarray:
+        """Unit mean walking direction at the path positions nearest the camera centres ``eyes (V, 2)``."""
+        nearest = np.argmin(np.linalg.norm(self.path[None] - eyes[:, None], axis=2), axis=1)
+        headings = path_directions(self.path)[nearest]
+        total = (headings * np.where(headings @ headings[0] >= 0, 1.0, -1.0)[:, None]).sum(axis=0)
+        return total / max(float(np.linalg.norm(total)), 1e-9)
 
 
 def orient(category: str, axis: np.ndarray, to_road: np.ndarray) -> tuple[float, YawSource]:
@@ -449,7 +473,7 @@ def run_lifting(
         category, size = measured_size(track, obs, cfg)
         contact = np.median([v.ground[:2] for v in obs], axis=0)
         vehicle = along_street(category)
-        axis, to_road = street.axis_and_road_side(contact, vehicle)
+        axis, to_road = street.axis_and_road_side(contact, vehicle, np.array([v.eye[:2] for v in obs]))
         sight = obs[0].ground[:2] - obs[0].eye[:2]
         sight = sight / max(float(np.linalg.norm(sight)), 1e-9)
         side_on = single_view and vehicle and _seen_side_on(obs, size)

@@ -10,6 +10,7 @@ similarity frame; :mod:`align` makes them metric and ground-aligned.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import time
@@ -23,6 +24,7 @@ import cv2
 import numpy as np
 
 from urbanverse.recon.geometry import SparsePoints
+from urbanverse.recon.pieces import shared_similarity, unposed_runs
 from urbanverse.video.record import CameraIntrinsics
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,13 @@ class SfmParams:
     bundle adjustment; a pair of images is mapped incrementally, as it builds no model of two) or
     ``incremental``: COLMAP's incremental mapper (registers one image after another; one wrong
     registration bends or shrinks the rest of the walk)."""
+    pieces: bool = True
+    """Map each run of at least ``min_piece`` keyframes the model left out as a model of its own, with
+    ``piece_overlaps`` keyframes of the model on each side (tried in turn), and join it to the model by
+    those (``_map_pieces``) when their centres then agree within ``max_join_error`` of their spread."""
+    min_piece: int = 4
+    piece_overlaps: tuple[int, ...] = (10, 4)
+    max_join_error: float = 0.05
     max_models: int = 3
     attempts: int = 3
     accept_score: float = 0.5
@@ -161,7 +170,7 @@ def run_sfm(
                 prefetched=prefetched,
             )
             if found is not None and (best is None or found[0] > best[0]):
-                best = found
+                best, best_features = found, features
             if best is not None and (consistent is None or best[0] >= p.accept_score * len(names)):
                 break
     finally:
@@ -178,6 +187,10 @@ def run_sfm(
         rec = _refine_focal(pycolmap, rec, p, notes)
         timings["sfm_refine_focal"] = time.perf_counter() - t0
     raw = _extract(rec, names)
+    if p.pieces and consistent is not None and best[2] is not None:
+        t0 = time.perf_counter()
+        raw = _map_pieces(pycolmap, raw, image_dir, names, intr, work, p, best_features, consistent, notes)
+        timings["sfm_pieces"] = time.perf_counter() - t0
     raw.notes = notes
     raw.score = best[0]
     raw.timings_s = {k: round(v, 4) for k, v in timings.items()}
@@ -294,6 +307,66 @@ def _mapping_attempts(
         )
     timings["sfm_map"] = timings.get("sfm_map", 0.0) + time.perf_counter() - t0
     return best
+
+
+def _map_pieces(
+    pycolmap,
+    raw: RawReconstruction,
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    work: Path,
+    p: SfmParams,
+    features: str,
+    consistent: Callable[[RawReconstruction], list[int]],
+    notes: list[str],
+) -> RawReconstruction:
+    """``raw`` with each run of at least ``p.min_piece`` keyframes it left out mapped as a model of its
+    own, with ``p.piece_overlaps`` of the model's keyframes on each side (the first that holds), and
+    joined to it by those (:mod:`urbanverse.recon.pieces`). Keyframes the caller's ``consistent`` check
+    rejects in a piece stay out."""
+    for first, last in unposed_runs(set(raw.wfc), len(names), p.min_piece):
+        for overlap in p.piece_overlaps:
+            lo, hi = max(0, first - overlap), min(len(names) - 1, last + overlap)
+            sub = names[lo : hi + 1]
+            scratch: dict[str, float] = {}
+            found = _mapping_attempts(
+                pycolmap, image_dir, sub, intr, work / f"piece{first}_{overlap}", p, features, 1, None,
+                scratch, [],
+            )  # fmt: skip
+            if found is None:
+                continue
+            piece = _shifted(_extract(found[1], sub), lo)
+            kept = set(consistent(piece))
+            transform = shared_similarity(raw.wfc, {k: piece.wfc[k] for k in kept})
+            new = sorted(kept - set(raw.wfc))
+            log.info(
+                "sfm piece %d-%d (overlap %d): %d of %d plausible, join error %s",
+                first, last, overlap, len(kept), len(sub), transform and round(transform.error, 4),
+            )  # fmt: skip
+            if transform is None or transform.error > p.max_join_error or not new:
+                continue
+            shared = len(kept & set(raw.wfc))
+            # Poses only: the piece's points stay out of the ground fit (across a street crossing, the
+            # road it saw tilted a tour's ground plane by 1.3 degrees: heights 2.03 -> 1.41 m).
+            raw.wfc.update({k: transform.apply_pose(piece.wfc[k]) for k in new})
+            notes.append(
+                f"keyframes {new[0]}-{new[-1]} mapped as a piece of their own and joined by {shared} "
+                f"shared keyframes (to {100 * transform.error:.1f} % of their spread)"
+            )
+            break
+    return raw
+
+
+def _shifted(raw: RawReconstruction, offset: int) -> RawReconstruction:
+    """``raw`` with every keyframe index moved up by ``offset`` (a piece of a longer walk)."""
+    pts = raw.points
+    return dataclasses.replace(
+        raw,
+        wfc={k + offset: m for k, m in raw.wfc.items()},
+        points=dataclasses.replace(pts, obs_keyframes=pts.obs_keyframes + offset),
+        num_observations={k + offset: n for k, n in raw.num_observations.items()},
+    )
 
 
 def _map(

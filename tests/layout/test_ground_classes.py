@@ -101,6 +101,23 @@ def test_zebra_crossing_is_found_but_curb_line_and_light_sidewalk_are_not(paint)
     assert found[:, (xs < 8) | (xs > 15)].sum() == 0  # the curb line away from the bars
 
 
+def test_a_walk_that_crosses_the_road_on_a_zebra_leaves_the_road_road():
+    """The camera walks the sidewalk (y = 9.5 m, x < 10 m), then crosses on a zebra at x = 10-14 m:
+    a third of its steps fall on the road's asphalt between the bars. Before, that made the asphalt a
+    walked paving and the whole road sidewalk (a round-trip tour's ground IoU 0.33)."""
+    grid, masks = _street({"road": (0, 8), "grey": (8, 11)})
+    xs = np.arange(grid.shape[1]) * CELL
+    bars = (xs >= 10) & (xs < 14) & (np.floor(xs / 0.5) % 2 == 0)
+    grid[: int(8 / CELL), bars] = _srgb("#e6e6df")
+    along = _path(9.5, width_m=10.0)
+    rows = np.arange(int(0.5 / CELL), int(9.5 / CELL), 5)
+    across = np.stack([rows, np.full_like(rows, round(12.7 / CELL))], axis=1)  # between two bars
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), np.vstack([along, across]), GroundCfg())
+    road_away = masks["road"] & ((xs < 8) | (xs > 16))[None]
+    assert (classes[road_away] == _CLASS["road"]).mean() > 0.95
+    assert (classes[masks["grey"]] == _CLASS["sidewalk"]).mean() > 0.95
+
+
 def test_with_no_path_in_view_the_largest_paving_is_road():
     """A static camera high above a light asphalt street with a dark sidewalk strip (vtest.avi)."""
     grid, masks = _street({"grey": (0, 12), "shade": (12, 14)})

@@ -4,10 +4,11 @@ Pixels below the horizon (outside object boxes, and not found off the ground pla
 :mod:`urbanverse.layout.offplane`: facades, walls) are cast onto the ground plane ``z = 0`` of the
 metric reconstruction and averaged into a bird's-eye grid. Cells are classified with cues that need
 no trained model: vegetation by its excess-green index (terrain); the rest in colour clusters (k-means
-in Lab), walked paving being the clusters under the camera path and road the darkest, greyest of the
-others; areas of narrow light paint lines on darker paving are crosswalk; road on the far side of the
-camera path from the road (a facade cast onto its lot) is terrain. The class grid is cleaned with a
-majority filter and vectorised into polygons (OpenCV contours, simplified with shapely).
+in Lab), walked paving being the clusters under the camera path (not counting the steps on or within
+1 m of a crosswalk: they cross the road) and road the darkest, greyest of the others; areas of narrow
+light paint lines on darker paving are crosswalk; road on the far side of the camera path from the
+road (a facade cast onto its lot) is terrain. The class grid is cleaned with a majority filter and
+vectorised into polygons (OpenCV contours, simplified with shapely).
 """
 
 from __future__ import annotations
@@ -232,10 +233,14 @@ def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: G
         classes[rest] = _CLASS["sidewalk"]
         return classes
     lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)
-    walk = _walked_colour(lab, rest, path_cells, cfg)
+    crossing = _crosswalks(lab[..., 0], rest, cfg)
+    # Steps on a crosswalk and just beside it cross the road: they do not make its asphalt paving.
+    near_crossing = scipy.ndimage.binary_dilation(crossing, iterations=_cells(1.0, cfg.cell_m))
+    on_pavement = path_cells[~near_crossing[path_cells[:, 0], path_cells[:, 1]]]
+    walk = _walked_colour(lab, rest, on_pavement, cfg)
     classes[rest & walk] = _CLASS["sidewalk"]
     classes[rest & ~walk] = _CLASS["road"]
-    classes[_crosswalks(lab[..., 0], rest, cfg)] = _CLASS["crosswalk"]
+    classes[crossing] = _CLASS["crosswalk"]
     return classes
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 import shutil
 
+import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import LiftCfg
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
+from urbanverse.perception.records import encode_rle
 from urbanverse.recon.geometry import rescale
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.video.stage import VideoCfg, run_video
@@ -44,6 +46,24 @@ def test_a_right_scale_passes_and_a_wrong_one_is_named(seen_sedan):
     assert note is not None and "cars (1 tracks) look" in note and "larger" in note
     assert "--camera-height" in note and f"fit {tripled.ground.camera_height_m * wrong.scale:.2f} m" in note
     assert abs(tripled.ground.camera_height_m * wrong.scale - recon.ground.camera_height_m) < 0.25
+
+
+def test_instance_masks_give_the_ground_contact_as_in_lifting(seen_sedan):
+    """Masks whose lowest pixels lie above the box's bottom (a YOLO-seg mask of the car's body)
+    move the contact farther along the ray, as lifting does: the car then measures taller."""
+    tracks, recon = seen_sedan
+    width, height = recon.intrinsics.width, recon.intrinsics.height
+    masks = {}
+    for track in tracks.tracks:
+        for obs in track.observations:
+            x1, y1, x2, y2 = (int(v) for v in obs.box)
+            body = np.zeros((height, width), bool)
+            body[y1 : y1 + int(0.8 * (y2 - y1)), x1:x2] = True
+            masks[obs.det_id] = encode_rle(body)
+    plain = size_scale(tracks, recon, LiftCfg())
+    masked = size_scale(tracks, recon, LiftCfg(), masks=masks)
+    assert plain is not None and masked is not None
+    assert masked.scale < 0.97 * plain.scale
 
 
 def test_tracks_without_a_height_prior_say_nothing(seen_sedan):

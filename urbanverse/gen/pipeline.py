@@ -30,7 +30,7 @@ from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import StageRunner, config_hash
 from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
-from urbanverse.layout.lift import LiftCfg, LiftedObjects, run_lifting
+from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_lifting
 from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.crop_classifier import classifier_digest
@@ -320,7 +320,7 @@ def scene_stages(
         lambda w: load_record(Retrieval, w / "retrieval.json"),
     )
     scene_key = config_hash(retrieval_key, cfg.physics_fix)
-    sizes = size_scale(tracks, recon, cfg.lift, surface, road)
+    sizes = size_scale(tracks, recon, cfg.lift, surface, road, contact_masks(dets, cfg.lift))
     size_note = scale_warning(sizes, recon.ground.camera_height_m)
     warnings = [*kfs.warnings, *recon.warnings, *([size_note] if size_note else [])]
 

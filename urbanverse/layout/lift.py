@@ -412,6 +412,17 @@ def measured_size(track, views: list[TrackView], cfg: LiftCfg):
     return category, size
 
 
+def contact_masks(detections: FrameDetections, cfg: LiftCfg) -> dict[int, Mask]:
+    """Instance masks by detection id from the detectors whose masks give ground contacts
+    (``cfg.mask_contact_sources``)."""
+    return {
+        d.det_id: d.mask
+        for f in detections.frames
+        for d in f.detections
+        if d.mask is not None and d.source.split(":")[0] in cfg.mask_contact_sources
+    }
+
+
 def road_surface(
     surface: Callable[[np.ndarray], np.ndarray] | None, road_xy: np.ndarray
 ) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -446,12 +457,7 @@ def run_lifting(
         path if len(path) else np.zeros((1, 2)), np.zeros((0, 2)) if road_xy is None else road_xy
     )
     on_road = road_surface(surface, street.road)
-    masks = {
-        d.det_id: d.mask
-        for f in detections.frames
-        for d in f.detections
-        if d.mask is not None and d.source.split(":")[0] in cfg.mask_contact_sources
-    }
+    masks = contact_masks(detections, cfg)
     dropped: dict[str, int] = {}
     lifted: list[LiftedObject] = []
     for track in tracks.tracks:

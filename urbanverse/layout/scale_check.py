@@ -24,7 +24,7 @@ import numpy as np
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import LiftCfg, along_street, observation_views, road_surface
-from urbanverse.perception.records import Tracks
+from urbanverse.perception.records import Mask, Tracks
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
 
@@ -50,11 +50,13 @@ def size_scale(
     cfg: LiftCfg,
     surface: Callable[[np.ndarray], np.ndarray] | None = None,
     road_xy: np.ndarray | None = None,
+    masks: dict[int, Mask] | None = None,
 ) -> SizeScale | None:
     """The scale the people and cars among ``tracks`` imply (moving ones too: a walker's feet touch
     the ground as a bench's do), or None when none of them has a view with its top in the frame.
     ``surface`` and ``road_xy`` as for :func:`urbanverse.layout.lift.run_lifting`: cars stand on
-    the road."""
+    the road; ``masks``: the instance masks that give lifting its ground contacts
+    (:func:`urbanverse.layout.lift.contact_masks`)."""
     width, height = recon.intrinsics.width, recon.intrinsics.height
     # A scene scaled up by a wrong camera height puts its objects that much farther: lifting's range
     # limit would leave out the very views that show it.
@@ -66,7 +68,7 @@ def size_scale(
         if l2 not in HEIGHT_PRIORS_M:
             continue
         ground_at = on_road if on_road is not None and along_street(track.category) else surface
-        views = observation_views(track, recon, width, height, cfg, ground_at)
+        views = observation_views(track, recon, width, height, cfg, ground_at, masks)
         heights = [v.height for v in views if not v.top_cut and v.height > 0]
         if heights:
             ratios.append(HEIGHT_PRIORS_M[l2] / float(np.median(heights)))

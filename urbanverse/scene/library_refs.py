@@ -17,10 +17,17 @@ from urbanverse.scene.record import AssetRef, Material, Sky
 
 
 def install_asset(asset: Asset, scene_dir: Path) -> AssetRef:
-    """Copy a generated asset's folder into ``scene_dir/assets/<uid>`` (once)."""
+    """Copy a generated asset's folder into ``scene_dir/assets/<uid>`` (once).
+
+    The copy goes to a hidden sibling first and is renamed into place whole: a process killed while
+    copying leaves no folder that a later run would take for the asset (``gen`` resumed after a kill
+    in its scene stage had failed on an asset folder without its ``asset.json``)."""
     target = Path(scene_dir) / "assets" / asset.uid
     if not target.exists():
-        shutil.copytree(materialize(asset), target)
+        partial = target.with_name(f".{asset.uid}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(materialize(asset), partial)
+        partial.rename(target)
     return AssetRef(uid=asset.uid, path=f"assets/{asset.uid}")
 
 

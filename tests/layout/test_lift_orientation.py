@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.lift import StreetFrame, TrackView, _seen_side_on
+from urbanverse.layout.lift import StreetFrame, TrackView, _seen_side_on, orient
 
 # A road band 2 m < y < 9 m along x, sampled every 0.5 m like the ground stage's road points.
 ROAD = np.stack(np.meshgrid(np.arange(-20, 20, 0.5), np.arange(2.25, 9, 0.5)), axis=-1).reshape(-1, 2)
@@ -42,6 +42,20 @@ def test_stray_road_cells_beside_a_bench_do_not_turn_it_from_the_street():
     bench = np.array([0.0, -1.5])  # 1 m from the stray patch (48 cells), 3.75 m from the road
     _, to_road = StreetFrame(path, np.vstack([ROAD, stray])).axis_and_road_side(bench)
     assert to_road == pytest.approx([0.0, 1.0])
+
+
+def test_a_car_at_the_curb_drives_with_the_traffic_when_only_the_near_strip_of_road_was_seen():
+    """The walk (y = 0, along +x) sees the road only from its curb (y = 1.75 m) to y = 4.75 m, and a few
+    grey cells behind it; a car parked at the curb (y = 3.7 m) lies beyond that strip's median. The
+    road's middle is still farther out (right-hand traffic: the car heads +x, the middle on its left)."""
+    path = np.linspace([-10.0, 0.0], [10.0, 0.0], 11)
+    strip = np.stack(np.meshgrid(np.arange(-10, 10, 0.5), np.arange(2.0, 4.75, 0.5)), axis=-1).reshape(-1, 2)
+    behind = np.stack(np.meshgrid(np.arange(-2, 2, 0.5), np.arange(-2.0, -1.0, 0.5)), axis=-1).reshape(-1, 2)
+    car = np.array([0.0, 3.7])
+    axis, to_road = StreetFrame(path, np.vstack([strip, behind])).axis_and_road_side(car, along_path=True)
+    assert to_road == pytest.approx([0.0, 1.0])
+    yaw, _ = orient("sedan", axis, to_road)
+    assert math.cos(yaw) == pytest.approx(1.0)
 
 
 def test_a_vehicle_past_the_end_of_the_walk_lies_along_the_street_it_was_seen_down():

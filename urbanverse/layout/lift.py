@@ -152,6 +152,10 @@ class StreetFrame:
     """Road cells within this along the street of the path position nearest an object say which side
     of it the road lies on (the median across the street of theirs: stray road cells beside it
     turned benches away from the street)."""
+    min_half_road_m: float = 3.0
+    """The road's middle lies at least this beyond its near edge (a parking lane and half a traffic
+    lane): where only the near strip of the road was seen, its median put a car parked at the curb
+    beyond the middle and turned it against the traffic."""
 
     def axis_and_road_side(
         self, xy: np.ndarray, along_path: bool = False, seen_from: np.ndarray | None = None
@@ -180,7 +184,12 @@ class StreetFrame:
         offset = self.road - self.path[k]
         beside = np.abs(offset @ axis) <= self.side_window_m
         if beside.any():  # the road's middle across the street, from the road seen along this stretch
-            middle = float(np.median(offset[beside] @ normal)) - (xy - self.path[k]) @ normal
+            across = offset[beside] @ normal
+            towards = np.sign(np.median(across)) or 1.0
+            reach = towards * across  # distances from the path into the road
+            near_edge = float(np.percentile(reach[reach > 0], 5)) if (reach > 0).any() else 0.0
+            middle_reach = max(float(np.median(reach)), near_edge + self.min_half_road_m)
+            middle = towards * middle_reach - (xy - self.path[k]) @ normal
         else:
             middle = (self.road[np.argsort(distance)[:50]].mean(axis=0) - xy) @ normal
         side = (np.sign(middle) or 1.0) * normal

@@ -9,7 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from tests.video.synth import Street, camera_path
-from urbanverse.recon.align import AlignParams, align_to_ground
+from urbanverse.recon.align import AlignParams, align_to_ground, level_between
 from urbanverse.recon.geometry import pose_angles
 
 
@@ -102,3 +102,27 @@ def test_the_walked_sidewalk_is_the_ground_not_the_road_beside_it() -> None:
     assert abs(float(np.median(back[n_side : n_side + 250, 2]))) < 0.02  # the sidewalk is z = 0
     assert float(np.median(back[n_side + 250 :, 2])) == pytest.approx(-0.15, abs=0.03)
     assert al.ground.tilt_to_up_deg < 1.0
+
+
+def test_the_level_between_two_ground_fits_halves_their_gap_and_rescales() -> None:
+    """Two fits of the same walk, one on the pavement and one on a road a curb (0.15 m) below it:
+    halfway between them the cameras stand 0.075 m higher than above the pavement's plane, and the
+    scale makes that the camera-height prior."""
+    rng = np.random.default_rng(3)
+    times, poses, _ = _scene(rng)
+    pavement = np.c_[rng.uniform(-2, 16, 400), rng.uniform(-4, 4, 400), np.zeros(400)]
+    road = pavement - [0.0, 0.0, 0.15]
+    t = _similarity(rng)
+    wfc, on_pavement = _apply(t, poses, pavement)
+    _, on_road = _apply(t, poses, road)
+    p = AlignParams()
+    upper, lower = (align_to_ground(wfc, pts, times, p) for pts in (on_pavement, on_road))
+    assert lower.scale < upper.scale  # the cameras look higher above the road
+    centres = wfc[:, :3, 3]
+    middle = level_between(upper, lower, centres, p)
+    assert middle.ground.camera_height_m == pytest.approx(p.camera_height_m, abs=0.02)
+    heights_m = np.array([upper.apply_pose(m)[2, 3] for m in wfc]) / upper.scale  # model units
+    halfway = np.array([middle.apply_pose(m)[2, 3] for m in wfc]) / middle.scale
+    assert np.mean(halfway - heights_m) == pytest.approx(0.5 * 0.15 * 0.37, rel=0.05)  # (model units)
+    assert middle.rotation == pytest.approx(upper.rotation)
+    assert level_between(upper, upper, centres, p).transform == pytest.approx(upper.transform)

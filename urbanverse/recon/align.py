@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -284,3 +285,31 @@ def _inlier_distances(
     h = float(np.median(centres @ n + d))
     mask = (rel @ up < 0) & (np.abs(dist) < p.inlier_frac * h)
     return dist[mask] if mask.any() else np.zeros(1)
+
+
+def level_between(first: Alignment, second: Alignment, centres: np.ndarray, p: AlignParams) -> Alignment:
+    """``first`` with its ground moved halfway to ``second``'s level along its own normal, and the scale
+    remeasured from the cameras ``centres (K, 3)`` (old frame) above it: two estimates of the walked
+    ground (sparse points, plane sweep) averaged."""
+    z = first.rotation[2]
+    origin = np.linalg.solve(first.transform[:3, :3], -first.transform[:3, 3])  # p_w = 0 in the old frame
+    d_first = -float(z @ origin)
+    z2 = second.rotation[2]
+    origin2 = np.linalg.solve(second.transform[:3, :3], -second.transform[:3, 3])
+    gap = float(np.mean(centres @ z2 - z2 @ origin2)) - float(np.mean(centres @ z + d_first))
+    d = d_first + 0.5 * gap
+    heights = centres @ z + d
+    scale = p.camera_height_m / robust_mean(heights)
+    foot = centres[0] - float(centres[0] @ z + d) * z
+    t = np.eye(4)
+    t[:3, :3] = scale * first.rotation
+    t[:3, 3] = -scale * first.rotation @ foot
+    ground = dataclasses.replace(
+        first.ground,
+        camera_height_m=float((heights * scale).mean()),
+        camera_height_std_m=float((heights * scale).std()),
+    )
+    return Alignment(
+        transform=t, rotation=first.rotation, scale=scale, ground=ground, scale_source=first.scale_source,
+        warnings=list(first.warnings),
+    )  # fmt: skip

@@ -88,8 +88,8 @@ class ReconCfg:
     sfm_pieces: bool = True
     """Map each run of four or more keyframes the model left out as a model of its own, with ten (then
     four) of the model's keyframes on each side, and join it by those (``recon.pieces``): on ten
-    round-trip tours two tails (15 and 8 keyframes, after a turn from a facade and a street crossing)
-    joined, to 0.8 and 3 % of the shared keyframes' spread."""
+    round-trip tours two tails of 15 keyframes (after a turn from a facade, across a street crossing)
+    joined, to 0.7 and 3 % of the shared keyframes' spread."""
     sfm_overlap: int = 6
     """Sequential matching: each keyframe against the next ``overlap`` (plus quadratic strides)."""
     sfm_init_min_tri_angle_deg: float = 4.0

@@ -173,6 +173,18 @@ def test_a_car_seen_by_its_near_side_only_moves_back_from_the_path() -> None:
     assert car.position[1] == pytest.approx(3.0 + (car.size[1] - 0.3) / 2, abs=0.25)
 
 
+def test_a_car_moved_back_onto_a_tracked_car_is_not_a_second_car() -> None:
+    """The near side of a car, 1.6 m from the tracked car's centre (beyond ``explained_m``), moves back
+    by its missing half depth to within a metre of it: the same car, not a second one stacked on it."""
+    cfg = ProposalCfg()
+    near_side = _box((0.0, 3.0), (4.6, 0.3, 1.4), (30, 30, 160), n=2000)
+    props = find_proposals(_cloud(near_side), cfg)
+    assert cfg.explained_m < 1.6
+    tracked = dataclasses.replace(_lifted((0.0, 4.6)), category="sedan", size=(4.6, 1.9, 1.45))
+    assert proposal_objects(props, [tracked], STREET, cfg) == []
+    assert [o.category for o in proposal_objects(props, [], STREET, cfg)] == ["sedan"]
+
+
 def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed() -> None:
     cfg = ProposalCfg()
     props = find_proposals(

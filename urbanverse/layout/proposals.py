@@ -400,6 +400,14 @@ def proposal_objects(
         if category is None or any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
             continue
         xy, yaw, source, size = _placed(p, category, street, cfg)
+        # Placed, a car's cluster moves back by its missing half depth: onto a car a track already
+        # put there (the README sample's parked car came out twice, 0.9 m apart, one stacked on the
+        # other by the physics fix). Vehicles keep half a car's length apart.
+        near = (
+            max(cfg.explained_m, 0.5 * mean_size(category)[0]) if along_street(category) else cfg.explained_m
+        )
+        if any(np.linalg.norm(xy - t) < near for t in taken):
+            continue
         taken.append(xy)
         out.append(
             LiftedObject(

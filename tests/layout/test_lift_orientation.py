@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.lift import StreetFrame, TrackView, _seen_side_on, orient
+from urbanverse.layout.lift import TrackView, _seen_side_on
+from urbanverse.layout.street import StreetFrame, orient
 
 # A road band 2 m < y < 9 m along x, sampled every 0.5 m like the ground stage's road points.
 ROAD = np.stack(np.meshgrid(np.arange(-20, 20, 0.5), np.arange(2.25, 9, 0.5)), axis=-1).reshape(-1, 2)

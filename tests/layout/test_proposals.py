@@ -11,7 +11,7 @@ import pytest
 
 from tests.video.synth import Street, camera_path, street_reconstruction
 from urbanverse.layout.appearance import box_corners, view_boxes
-from urbanverse.layout.lift import LiftedObject, LiftedObjects, StreetFrame
+from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
     Proposal,
@@ -24,6 +24,7 @@ from urbanverse.layout.proposals import (
     refine_tracked,
     top_cut,
 )
+from urbanverse.layout.street import StreetFrame
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project
 

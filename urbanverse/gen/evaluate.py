@@ -24,7 +24,7 @@ import scipy.optimize
 import shapely
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.lift import ALONG_STREET_L1, FACING_L2
+from urbanverse.layout.street import ALONG_STREET_L1, FACING_L2
 from urbanverse.render.tour import TourGroundTruth
 from urbanverse.scene.ground import footprint
 from urbanverse.scene.record import Scene

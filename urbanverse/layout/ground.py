@@ -26,8 +26,8 @@ import scipy.spatial
 import shapely
 
 from urbanverse.errors import InputError
-from urbanverse.layout.lift import path_directions
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
+from urbanverse.layout.street import path_directions
 from urbanverse.perception.records import FrameDetections
 from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground, project
 from urbanverse.recon.record import Reconstruction

@@ -32,7 +32,7 @@ An object lifted from a detector track moves onto the nearest proposal within ``
 (its centre is measured in 3D, the track's cast from box bottoms) and keeps its class, unless the
 proposal's look beats the detector's confidence, or the colour and shape detectors guessed it and
 the proposal's shape says otherwise (:func:`refine_tracked`). The proposals left become objects of
-their own. They take the yaw rules of lifting (:func:`urbanverse.layout.lift.orient`), and where
+their own. They take the yaw rules of lifting (:func:`urbanverse.layout.street.orient`), and where
 only the near face was seen (the footprint thinner than the class's), the centre moves back by the
 missing half depth, away from the camera path. The building fronts among the tall points set aside
 become facades (:mod:`urbanverse.layout.facades`).
@@ -56,12 +56,10 @@ from urbanverse.layout.lift import (
     YOUNG_MAX_WIDTH_M,
     LiftedObject,
     LiftedObjects,
-    StreetFrame,
-    along_street,
     mean_size,
-    orient,
     tree_class_from_shape,
 )
+from urbanverse.layout.street import StreetFrame, along_street, orient
 from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier, look_outranks
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project

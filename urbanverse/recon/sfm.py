@@ -20,11 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import cv2
 import numpy as np
 
 from urbanverse.recon.geometry import SparsePoints
 from urbanverse.recon.pieces import shared_similarity, unposed_runs
+from urbanverse.recon.sift_features import (
+    extract_colmap_sift,
+    few_features,
+    opencv_features,
+    write_opencv_sift,
+)
 from urbanverse.video.record import CameraIntrinsics
 
 log = logging.getLogger(__name__)
@@ -133,7 +138,7 @@ def run_sfm(
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    first = ("colmap" if _few_features(intr, names, p) else "opencv") if p.features == "auto" else p.features
+    first = ("colmap" if few_features(intr, names, p) else "opencv") if p.features == "auto" else p.features
     extractors = [first] + ([{"colmap": "opencv", "opencv": "colmap"}[first]] if p.fallback_features else [])
     timings: dict[str, float] = {}
     notes: list[str] = []
@@ -145,7 +150,7 @@ def run_sfm(
 
     def prefetch() -> None:
         if pool is not None:
-            prefetched.update({n: pool.submit(_opencv_features, image_dir / n, p) for n in names})
+            prefetched.update({n: pool.submit(opencv_features, image_dir / n, p) for n in names})
 
     try:
         for k, features in enumerate(extractors):
@@ -216,7 +221,7 @@ def _mapping_attempts(
     times; the best candidate as ``(consistent count, reconstruction, consistent keyframes)``.
     Adds the stage seconds to ``timings`` and a line per failed attempt to ``notes``.
     ``after_extract`` runs once the features are in the database; ``prefetched``: OpenCV features
-    by image name (futures of :func:`_opencv_features`) already under way."""
+    by image name (futures of :func:`opencv_features`) already under way."""
     work.mkdir(parents=True)
     db = work / "database.db"
     reader = pycolmap.ImageReaderOptions()
@@ -226,9 +231,9 @@ def _mapping_attempts(
     if features == "opencv":
         pycolmap.Database.open(db).close()  # create the empty database
         pycolmap.import_images(db, image_dir, pycolmap.CameraMode.SINGLE, names, reader)
-        _write_opencv_sift(pycolmap, db, image_dir, p, prefetched or {})
+        write_opencv_sift(pycolmap, db, image_dir, p, prefetched or {})
     else:
-        _extract_colmap_sift(pycolmap, db, image_dir, names, intr, reader, p)
+        extract_colmap_sift(pycolmap, db, image_dir, names, intr, reader, p)
     timings["sfm_extract"] = timings.get("sfm_extract", 0.0) + time.perf_counter() - t0
     if after_extract is not None:
         after_extract()
@@ -435,86 +440,6 @@ def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:
     for image in list(rec.images.values()):
         if image.has_pose and names.index(image.name) not in keyframes:
             rec.deregister_frame(image.frame_id)
-
-
-def _few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool:
-    """Small images (up to ``upsample_below_px`` after downscaling) or a short sequence (up to
-    ``upsample_max_images``): features are scarce and extraction time does not matter."""
-    longest = min(max(intr.width, intr.height), p.max_image_size)
-    return longest <= p.upsample_below_px or len(names) <= p.upsample_max_images
-
-
-def _extract_colmap_sift(
-    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmParams
-) -> None:
-    ext = pycolmap.FeatureExtractionOptions()
-    ext.max_image_size = p.max_image_size
-    ext.num_threads = 1 if p.deterministic else p.num_threads  # image ids follow completion order
-    ext.use_gpu = False
-    ext.sift.max_num_features = p.max_features
-    # Octave -1 (COLMAP's default) doubles the image first: 4x the cost, spent only on small images or
-    # short sequences (a still pair), where features are scarce and the time does not matter.
-    ext.sift.first_octave = -1 if _few_features(intr, names, p) else 0
-    ext.sift.peak_threshold = p.peak_threshold
-    pycolmap.extract_features(
-        db,
-        image_dir,
-        image_names=names,
-        camera_mode=pycolmap.CameraMode.SINGLE,
-        reader_options=reader,
-        extraction_options=ext,
-        device=pycolmap.Device.cpu,
-    )
-
-
-def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
-    """SIFT keypoints ``(N, 4)`` (x, y, scale, orientation in COLMAP's pixel convention, at the input
-    resolution) and RootSIFT descriptors ``(N, 128)`` uint8 as COLMAP stores them.
-
-    The image is downscaled to ``max_image_size`` for detection (small images, up to ``upsample_below_px``,
-    are doubled instead, like COLMAP's first octave -1). A low contrast threshold keeps enough
-    features on weakly textured streets (renders, overcast facades); the strongest ``max_features`` stay.
-    """
-    longest = max(gray.shape[:2])
-    s = 2.0 if longest <= p.upsample_below_px else min(1.0, p.max_image_size / longest)
-    interp = cv2.INTER_CUBIC if s > 1 else cv2.INTER_AREA
-    small = cv2.resize(gray, None, fx=s, fy=s, interpolation=interp) if s != 1 else gray
-    sift = cv2.SIFT_create(nfeatures=p.max_features, contrastThreshold=p.contrast_threshold)
-    kps, desc = sift.detectAndCompute(small, None)
-    if desc is None or not kps:
-        return np.zeros((0, 4), np.float32), np.zeros((0, 128), np.uint8)
-    kp = np.array([(k.pt[0], k.pt[1], k.size / 2.0, np.deg2rad(k.angle)) for k in kps], np.float32)
-    kp[:, :3] /= s
-    kp[:, :2] += 0.5  # OpenCV: pixel centres at integers; COLMAP: at +0.5
-    # RootSIFT (COLMAP's L1_ROOT normalisation), then COLMAP's 8-bit quantisation (x 512, clipped).
-    d = desc / np.maximum(desc.sum(axis=1, keepdims=True), 1e-12)
-    d = np.clip(np.round(512.0 * np.sqrt(d)), 0, 255).astype(np.uint8)
-    return kp, d
-
-
-def _opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`opencv_sift` of the image file ``path``."""
-    gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
-    if gray is None:
-        raise FileNotFoundError(f"{path}: keyframe image missing or unreadable")
-    return opencv_sift(gray, p)
-
-
-def _write_opencv_sift(
-    pycolmap, db: Path, image_dir: Path, p: SfmParams, prefetched: dict[str, Future]
-) -> None:
-    """Write OpenCV SIFT features of every image in ``db``, taken from ``prefetched`` (futures by image
-    name) where there."""
-    with pycolmap.Database.open(db) as database:
-        for image in database.read_all_images():
-            if image.name in prefetched:
-                kp, d = prefetched[image.name].result()
-            else:
-                kp, d = _opencv_features(image_dir / image.name, p)
-            database.write_keypoints(image.image_id, kp)
-            database.write_descriptors(
-                image.image_id, pycolmap.FeatureDescriptors(pycolmap.FeatureExtractorType.SIFT, d)
-            )
 
 
 def _self_calibrated_focal(

@@ -5,7 +5,7 @@ volume), the ground as a plane at z = 0 plus one convex prism per top triangle o
 raised region (so curbs and ramps collide), and 2 s are simulated. An object fails when it
 starts interpenetrating something by more than 1 cm, drifts more than 2 cm, falls over
 (tilts more than 20 degrees), or ends sunk more than 2 cm into its support.
-``fix_penetrations`` moves objects apart or up until nothing interpenetrates.
+``fix_penetrations`` moves objects apart, sideways, or up out of the ground until nothing interpenetrates.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ class PhysicsCheckCfg:
     penetration_tol_m: float = 0.01
     fix_max_iterations: int = 50
     fix_margin_m: float = 0.001
+    fix_min_horizontal: float = 0.5
+    """Contacts between two objects whose normal has less horizontal part than this (within 60 deg of
+    vertical) slide the mover sideways instead of pushing it along the normal (up, onto the other)."""
+    fix_slide_step_m: float = 0.05
 
     def __post_init__(self) -> None:
         for name in (
@@ -174,9 +178,10 @@ def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
 def fix_penetrations(
     scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None
 ) -> tuple[Scene, list[str]]:
-    """Move objects apart (horizontally, along the contact normal) or up (out of the ground) until no
-    contact is deeper than ``cfg.fix_margin_m``. Between two objects the less confident one moves
-    (ties: the one listed later). Returns the new scene and one line per moved object."""
+    """Move objects apart (horizontally, along the contact normal, or sideways where that normal is
+    near vertical) or up (out of the ground) until no contact is deeper than ``cfg.fix_margin_m``.
+    Between two objects the less confident one moves (ties: the one listed later). Returns the new
+    scene and one line per moved object."""
     cfg = cfg or PhysicsCheckCfg()
     m = build_mujoco(scene, scene_dir, cfg.timestep_s)
     data = mujoco.MjData(m.model)
@@ -194,8 +199,16 @@ def fix_penetrations(
             mover = a if order[a] < order[b] else b
             direction = normal if mover == b else -normal
             horizontal = np.array([direction[0], direction[1], 0.0])
-            if np.linalg.norm(horizontal) < 1e-6:
-                step = np.array([0.0, 0.0, depth + cfg.fix_margin_m])
+            if np.linalg.norm(horizontal) < cfg.fix_min_horizontal:
+                # A contact across a top face (a crown over a planter): moving up would stack one object
+                # on the other; slide the mover off, away from the other's centre, a step at a time.
+                other = b if mover == a else a
+                away = data.xpos[m.body_of[mover]] - data.xpos[m.body_of[other]]
+                away[2] = 0.0
+                away = (
+                    away / np.linalg.norm(away) if np.linalg.norm(away) > 1e-6 else np.array([1.0, 0.0, 0.0])
+                )
+                step = away * max(depth + cfg.fix_margin_m, cfg.fix_slide_step_m)
             else:
                 step = horizontal / np.linalg.norm(horizontal) * (depth + cfg.fix_margin_m)
         qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[mover]]]

@@ -10,6 +10,7 @@ is set square to the curb.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Literal
 
@@ -63,6 +64,11 @@ class StreetFrame:
     lane): where only the near strip of the road was seen, its median put a car parked at the curb
     beyond the middle and turned it against the traffic."""
 
+    @functools.cached_property
+    def directions(self) -> np.ndarray:
+        """The path's unit direction ``(P, 2)`` at each position (:func:`path_directions`), once per frame."""
+        return path_directions(self.path)
+
     def axis_and_road_side(
         self, xy: np.ndarray, along_path: bool = False, seen_from: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -80,7 +86,7 @@ class StreetFrame:
         turned the cars of two 90 degrees).
         """
         k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
-        axis = path_directions(self.path)[k]
+        axis = self.directions[k]
         if along_path and seen_from is not None and len(seen_from):
             axis = self._heading_when_seen(seen_from)
         normal = np.array([-axis[1], axis[0]])
@@ -111,7 +117,7 @@ class StreetFrame:
     def _heading_when_seen(self, eyes: np.ndarray) -> np.ndarray:
         """Unit mean walking direction at the path positions nearest the camera centres ``eyes (V, 2)``."""
         nearest = np.argmin(np.linalg.norm(self.path[None] - eyes[:, None], axis=2), axis=1)
-        headings = path_directions(self.path)[nearest]
+        headings = self.directions[nearest]
         total = (headings * np.where(headings @ headings[0] >= 0, 1.0, -1.0)[:, None]).sum(axis=0)
         return total / max(float(np.linalg.norm(total)), 1e-9)
 

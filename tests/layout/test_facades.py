@@ -1,8 +1,9 @@
-"""Building facades from the tall dense points: split where the colour changes, turned to the camera
-path, poles left out."""
+"""Building facades from the tall dense points: split where the colour changes (not at each window),
+turned to the camera path, poles left out, fronts kept where they were seen."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from tests.layout.test_proposals import _box, _cloud
 from urbanverse.layout.facades import FACADE_CLASS, FacadeCfg, facade_objects, find_facades
+from urbanverse.layout.lift import front_anchored
 from urbanverse.layout.proposals import _is_green
 
 BRICK, RENDER, GREEN = (150, 60, 45), (215, 200, 160), (50, 110, 40)
@@ -37,6 +39,34 @@ def test_two_fronts_split_by_colour_face_the_path() -> None:
     assert [o.category for o in objects] == [FACADE_CLASS] * 2 and objects[0].track_id == 7
     assert objects[0].yaw == pytest.approx(math.pi / 2, abs=0.05)
     assert objects[0].position[1] == pytest.approx(-5.9 - 0.5, abs=0.3)  # the centre lies behind the front
+    assert all(o.front_only for o in objects)
+
+
+def test_a_row_of_dark_windows_does_not_cut_a_front() -> None:
+    """A 14 m render front with a 1 m dark window every 3 m: one front, not one per wall between
+    windows (neighbouring 1 m bins differ by far more than ``colour_step``)."""
+    wall = [
+        _box((x, -6.0), (2.0, 0.3, 6.0), RENDER, n=1500, keyframes=WALK) for x in (-6.0, -3.0, 0.0, 3.0, 6.0)
+    ]
+    glass = [
+        _box((x, -6.0), (1.0, 0.3, 6.0), (40, 45, 60), n=700, keyframes=WALK) for x in (-4.5, -1.5, 1.5, 4.5)
+    ]
+    fronts = _facades(*wall, *glass)
+    assert len(fronts) == 1
+    assert fronts[0].length_m == pytest.approx(0.9 * 14.0, abs=1.0)
+
+
+def test_the_front_stays_where_it_was_seen_whatever_the_asset_depth() -> None:
+    brick = _box((0.0, -6.0), (10.0, 0.3, 9.0), BRICK, n=6000, keyframes=WALK)
+    (obj,) = facade_objects(_facades(brick), 0, FacadeCfg())
+    front = obj.position[1] + 0.5 * obj.size[0]  # the object faces +y, towards the path
+    for depth in (0.4, 1.0, 12.0):
+        x, y = front_anchored(obj, depth)
+        assert x == pytest.approx(obj.position[0], abs=0.01)
+        assert y + 0.5 * depth == pytest.approx(front, abs=0.01)
+    # An object measured whole keeps its centre.
+    whole = dataclasses.replace(obj, front_only=False)
+    assert front_anchored(whole, 12.0) == whole.position[:2]
 
 
 def test_poles_tree_crowns_and_runs_few_views_saw_are_no_facades() -> None:

@@ -23,3 +23,14 @@ def test_candidates_prepared_ahead_are_ranked_without_building_again(monkeypatch
     with pytest.raises(AssertionError, match="built again"):
         rank_cousins(8, "fire_hydrant", (0.3, 0.3, 0.7), None, cfg)
     cousins._candidates.cache_clear()
+
+
+def test_a_front_only_object_is_matched_on_width_and_height() -> None:
+    """A facade 30 m deep by its prior (nothing seen behind the front) ranks the slabs as one 1 m
+    deep: the depth does not count; measured whole, the depth pushes every score up."""
+    cfg = CousinCfg(k=4, candidates_per_generator=6)
+    front = rank_cousins(1, "building_facade", (30.0, 12.0, 10.0), None, cfg, front_only=True)
+    shallow = rank_cousins(2, "building_facade", (1.0, 12.0, 10.0), None, cfg, front_only=True)
+    whole = rank_cousins(3, "building_facade", (30.0, 12.0, 10.0), None, cfg)
+    assert front.uids == shallow.uids and front.scores == pytest.approx(shallow.scores)
+    assert min(whole.scores) > max(front.scores)

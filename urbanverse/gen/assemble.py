@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanverse.layout.ground import GroundLayout
-from urbanverse.layout.lift import LiftedObjects
+from urbanverse.layout.lift import LiftedObjects, front_anchored
 from urbanverse.recon.record import Reconstruction
 from urbanverse.retrieval.cousins import CousinSet, asset_of
 from urbanverse.scene.ground import top_height_at
@@ -97,14 +97,15 @@ def place_objects(
         assets = [asset_of(uid) for uid in match.uids]
         refs = [install_asset(a, scene_dir) for a in assets]
         chosen = assets[0]
-        z = float(top_height_at(regions, np.asarray(obj.position[:2]))[0])
+        xy = front_anchored(obj, chosen.length)
+        z = float(top_height_at(regions, np.asarray(xy))[0])
         objects.append(
             SceneObject(
                 id=f"{obj.category}_{len(objects):03d}",
                 category=chosen.category,
                 asset=refs[0],
                 cousins=tuple(refs[1:]),
-                position=(obj.position[0], obj.position[1], z),
+                position=(xy[0], xy[1], z),
                 yaw=float(math.remainder(obj.yaw, 2 * math.pi)),
                 size=(chosen.length, chosen.width, chosen.height),
                 body_type="dynamic" if chosen.movable else "kinematic",

@@ -1,17 +1,20 @@
-"""Building facades from the dense points that the object proposals set aside.
+"""Buildings from the dense points that the object proposals set aside: their street fronts.
 
 :mod:`urbanverse.layout.proposals` leaves out cells holding tall points that are not green: facades,
-walls and poles. A walk sees a building only by its front, so a facade is what the points can give:
-the tall, non-green points in a bird's-eye grid (``cell_m``) are joined into 8-connected runs (across
-gaps of up to ``bridge_cells``), each run is cut where its colour changes along its length (the next
-building's brick or render: mean CIELAB colour of ``bin_m`` bins differing by more than
-``colour_step``) or where it breaks off, and each piece at least ``min_length_m`` long (poles and
-lamp posts are shorter) becomes a ``building_facade`` object: the piece's length (its
-``extent_percentile`` core: stray points reach past a facade's corners), the height its points
-reach, ``depth_m`` deep, its front on the piece's near face and turned to the camera path.
+walls and poles. A walk sees a building only by its front, so a front is what the points give: the
+tall, non-green points in a bird's-eye grid (``cell_m``) are joined into 8-connected runs (across
+gaps of up to ``bridge_cells``), each run is cut where it breaks off and split where its colour
+changes along its length (:func:`_pieces`: the next building's brick or render), and each piece at
+least ``min_length_m`` long (poles and lamp posts are shorter) is one building front: the piece's
+length (its ``extent_percentile`` core: stray points reach past a facade's corners), the height its
+points reach, its front on the piece's near face and turned to the camera path.
 
-What stands behind the front (a house's rooms, a courtyard) is not seen, so no deeper building class
-is guessed.
+What stands behind a front (a house's rooms, a courtyard, nothing: a shop front's slab) is not
+seen. Naming the building from the front's crops was tried: the crop classifier took the round-trip
+tours' facade slabs for commercial buildings, and the guessed depths moved them off (BENCHMARKS.md).
+So a front becomes a ``building_facade``, ``depth_m`` deep and ``front_only``: retrieval matches its
+width and height, and the scene keeps its front where it was measured, whatever the depth of the
+asset placed (:func:`urbanverse.layout.lift.front_anchored`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, p
 from urbanverse.layout.lift import LiftedObject
 from urbanverse.recon.depth import DenseCloud
 
-#: The class a facade piece becomes.
+#: The class a front becomes.
 FACADE_CLASS = "building_facade"
 #: The ``label`` of a facade object.
 FACADE_LABEL = "dense points: facade"
@@ -48,7 +51,10 @@ class FacadeCfg:
     bin_m: float = 1.0
     colour_step: float = 18.0
     """CIELAB distance (L, a, b in 0..255 units, OpenCV's 8-bit scale) between the mean colours of
-    neighbouring bins that starts another building."""
+    the ``colour_window_m`` either side of a point along a front that starts another building there."""
+    colour_window_m: float = 3.0
+    """Length (m) compared on each side of a cut: wider than a window and the wall between two, so
+    the rows of windows along one front do not cut it."""
     min_length_m: float = 4.0
     extent_percentile: float = 5.0
     depth_m: float = 1.0
@@ -71,7 +77,8 @@ class Facade:
     height_m: float
     normal: np.ndarray
     points: int
-    keyframes: int
+    owners: tuple[int, ...]
+    """The keyframes its points came from."""
 
 
 def _lab(rgb: np.ndarray) -> np.ndarray:
@@ -81,19 +88,38 @@ def _lab(rgb: np.ndarray) -> np.ndarray:
 
 
 def _pieces(along: np.ndarray, lab: np.ndarray, cfg: FacadeCfg) -> list[np.ndarray]:
-    """Point index arrays of the pieces of one run: cut where a bin is empty or the mean colour of
-    neighbouring bins steps by more than ``colour_step``."""
+    """Point index arrays of the pieces of one run: its stretches of non-empty ``bin_m`` bins, each
+    split where the mean colours of the ``colour_window_m`` on either side differ most, while they
+    differ by more than ``colour_step`` and both parts keep ``min_length_m`` (binary segmentation).
+
+    Hand-written: a change-point search over a few dozen bins; comparing windows, not neighbouring
+    bins, keeps a front's row of dark windows from cutting it every few metres."""
     bins = np.floor((along - along.min()) / cfg.bin_m).astype(int)
     n = int(bins.max()) + 1
-    count = np.bincount(bins, minlength=n)
-    mean = np.stack([np.bincount(bins, weights=lab[:, c], minlength=n) for c in range(3)], axis=1)
-    mean /= np.maximum(count, 1)[:, None]
-    cut = np.zeros(n, bool)  # cut[i]: a new piece starts at bin i
-    for i in range(1, n):
-        cut[i] = count[i] == 0 or count[i - 1] == 0 or np.linalg.norm(mean[i] - mean[i - 1]) > cfg.colour_step
-    piece_of_bin = np.cumsum(cut)
+    count = np.bincount(bins, minlength=n).astype(float)
+    total = np.stack([np.bincount(bins, weights=lab[:, c], minlength=n) for c in range(3)], axis=1)
+    window = max(1, round(cfg.colour_window_m / cfg.bin_m))
+    shortest = max(1, math.ceil(cfg.min_length_m / cfg.bin_m))
+
+    def mean(lo: int, hi: int) -> np.ndarray:
+        return total[lo:hi].sum(axis=0) / max(count[lo:hi].sum(), 1.0)
+
+    def split(lo: int, hi: int) -> list[tuple[int, int]]:
+        steps = [
+            (float(np.linalg.norm(mean(max(lo, c - window), c) - mean(c, min(hi, c + window)))), c)
+            for c in range(lo + shortest, hi - shortest + 1)
+        ]
+        step, cut = max(steps, default=(0.0, lo))
+        return split(lo, cut) + split(cut, hi) if step > cfg.colour_step else [(lo, hi)]
+
+    filled = np.flatnonzero(count > 0)
+    breaks = np.flatnonzero(np.diff(filled) > 1) + 1
+    stretches = [(int(r[0]), int(r[-1]) + 1) for r in np.split(filled, breaks)]
+    piece_of_bin = np.zeros(n, int)
+    for k, (lo, hi) in enumerate(p for stretch in stretches for p in split(*stretch)):
+        piece_of_bin[lo:hi] = k
     piece = piece_of_bin[bins]
-    return [np.flatnonzero(piece == k) for k in np.unique(piece[count[bins] > 0])]
+    return [np.flatnonzero(piece == k) for k in np.unique(piece)]
 
 
 def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: FacadeCfg) -> list[Facade]:
@@ -119,8 +145,8 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
         if np.ptp(along) < cfg.min_length_m:
             continue
         for piece in _pieces(along, lab[member], cfg):
-            seen_from = len(np.unique(owner[member[piece]]))
-            if len(piece) < cfg.min_points or seen_from < cfg.min_keyframes:
+            seen_from = tuple(int(i) for i in np.unique(owner[member[piece]]))
+            if len(piece) < cfg.min_points or len(seen_from) < cfg.min_keyframes:
                 continue
             if facade := _facade(xyz[member[piece]], axis, path, seen_from, cfg):
                 out.append(facade)
@@ -128,10 +154,10 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
 
 
 def _facade(
-    xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, keyframes: int, cfg: FacadeCfg
+    xyz: np.ndarray, axis: np.ndarray, path: np.ndarray, owners: tuple[int, ...], cfg: FacadeCfg
 ) -> Facade | None:
-    """The front of one piece of points ``xyz (N, 3)`` running along ``axis``, seen from ``keyframes``
-    keyframes; None when shorter than ``min_length_m``."""
+    """The front of one piece of points ``xyz (N, 3)`` running along ``axis``, seen from keyframes
+    ``owners``; None when shorter than ``min_length_m``."""
     xy = xyz[:, :2]
     mean = xy.mean(axis=0)
     along = (xy - mean) @ axis
@@ -151,13 +177,14 @@ def _facade(
         height_m=float(np.percentile(xyz[:, 2], 98)),
         normal=normal,
         points=len(xyz),
-        keyframes=keyframes,
+        owners=owners,
     )
 
 
 def facade_objects(facades: list[Facade], first_track_id: int, cfg: FacadeCfg) -> list[LiftedObject]:
-    """Lifted ``building_facade`` objects for ``facades``; track ids count up from ``first_track_id``.
-    Size (depth, length, height) within the class's range; the front (+X) faces out of the building."""
+    """``front_only`` lifted ``building_facade`` objects for ``facades``; track ids count up from
+    ``first_track_id``. Size (depth, length, height) within the class's range, ``depth_m`` deep; the
+    front (+X) faces out of the building."""
     cls = get_class(FACADE_CLASS)
     out = []
     for k, f in enumerate(sorted(facades, key=lambda f: -f.length_m)):
@@ -173,8 +200,9 @@ def facade_objects(facades: list[Facade], first_track_id: int, cfg: FacadeCfg) -
                 yaw=math.atan2(f.normal[1], f.normal[0]),
                 yaw_source="faces_street",
                 size=tuple(float(s) for s in size),
-                observations=f.keyframes,
+                observations=len(f.owners),
                 spread_m=0.0,
+                front_only=True,
             )
         )
     return out

@@ -97,6 +97,20 @@ class LiftedObject:
     size: Vec3
     observations: int
     spread_m: float
+    front_only: bool = False
+    """Only the object's front (+X face) was measured, as a walk sees a building: its depth is a
+    prior, so retrieval matches width and height alone and the scene keeps the front where it was
+    seen (:func:`front_anchored`)."""
+
+
+def front_anchored(obj: LiftedObject, depth_m: float) -> tuple[float, float]:
+    """The base centre ``(x, y)`` (m) of an object ``depth_m`` deep standing in for ``obj`` with the
+    same front face: for a ``front_only`` object, moved along its facing by the difference of the two
+    depths; any other object's own centre."""
+    if not obj.front_only:
+        return obj.position[0], obj.position[1]
+    shift = 0.5 * (obj.size[0] - depth_m)
+    return obj.position[0] + shift * math.cos(obj.yaw), obj.position[1] + shift * math.sin(obj.yaw)
 
 
 @record

@@ -4,7 +4,8 @@ Candidates are the library's procedural assets of the object's L3 class (or, whe
 makes that class, of its L2 and then L1 class): ``candidates_per_generator`` seeds of each such
 generator, measured on the fly (about 5 ms each), so no prebuilt database is needed. They are
 ranked by the bounding-box distance of UrbanVerse (sum of absolute differences of length, width
-and height, m) plus a colour term (Lab distance of the object's mean crop colour to the asset's
+and height, m; width and height alone for an object whose front only was seen, a building from
+the street) plus a colour term (Lab distance of the object's mean crop colour to the asset's
 dominant colour, weighted by ``colour_weight`` per 100 Lab units); the best ``k`` are the cousins
 and the first is placed.
 """
@@ -97,15 +98,17 @@ def rank_cousins(
     size: tuple[float, float, float],
     crop_rgb: np.ndarray | None,
     cfg: CousinCfg,
+    front_only: bool = False,
 ) -> Cousins:
     """The ``cfg.k`` best assets for an object of ``category`` and ``size`` (m); ``crop_rgb``: mean
-    sRGB (3,) uint8 of its image crops, or None."""
+    sRGB (3,) uint8 of its image crops, or None; ``front_only``: the length (depth) is a prior, not
+    measured, and does not count."""
     generators, level = _generators_for(category)
     if not generators:
         return Cousins(track_id=track_id, uids=(), scores=(), matched_level="none")
     assets = _candidates(generators, cfg.candidates_per_generator)
     dims = np.array([[a.length, a.width, a.height] for a in assets])
-    score = np.abs(dims - np.asarray(size)).sum(axis=1)
+    score = np.abs(dims - np.asarray(size))[:, 1 if front_only else 0 :].sum(axis=1)
     if crop_rgb is not None:
         lab = rgb8_to_lab(np.asarray(crop_rgb, np.uint8)[None])[0]
         colour = np.array(

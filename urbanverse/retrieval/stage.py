@@ -77,7 +77,8 @@ def run_retrieval(
     cfg = cfg or CousinCfg()
     colours = _crop_colours(tracks, detections, images)
     cousins: list[Cousins] = [
-        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg) for o in lifted.objects
+        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only)
+        for o in lifted.objects
     ]
     materials = {}
     for kind, tag in _MATERIAL_TAG.items():

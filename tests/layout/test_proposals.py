@@ -131,6 +131,19 @@ def test_a_bench_under_a_crown_stands_apart_from_the_tree() -> None:
     assert classify(merged, ProposalCfg()) == "young_street_tree"
 
 
+def test_the_grounds_depth_noise_does_not_join_two_bollards() -> None:
+    """Two bollards 4 m apart over a sparse film of ground noise 0.2-0.35 m up (a ground plane a few
+    centimetres off): two proposals, not one 4 m cluster; without the film's voxels thinned, one."""
+    film = _box((0.0, -3.0), (6.0, 2.0, 0.15), GREY, n=800, base_m=0.2)  # under 3 points per cell
+    bollards = [_box((x, -3.0), (0.2, 0.2, 0.95), GREY) for x in (-2.0, 2.0)]
+    cloud = _cloud(film, *bollards)
+    found = find_proposals(cloud, ProposalCfg())
+    near = sorted(p.xy[0] for p in found if abs(p.xy[1] + 3.0) < 1.0)
+    assert near == pytest.approx([-2.0, 2.0], abs=0.2)
+    joined = find_proposals(cloud, ProposalCfg(low_voxel_points=0))
+    assert len([p for p in joined if abs(p.xy[1] + 3.0) < 1.0]) == 1
+
+
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:
     wall = _box((0.0, -4.0), (9.0, 0.3, 1.2), GREY, n=3000)
     assert [classify(p, ProposalCfg()) for p in find_proposals(_cloud(wall), ProposalCfg())] == [None]

@@ -9,7 +9,9 @@ cells whose points that are not green reach above ``tall_m`` and fill the band f
 it (a wall stands from low to high; the shaded underside of a crown over a bench does not), and make
 up ``tall_share`` of the cell's points (shaded leaves among green ones, a few stray points do not).
 The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals:
-their 26-connected components (a bench under a crown, with air between, stands apart from the tree),
+their 26-connected components (a bench under a crown, with air between, stands apart from the tree;
+a voxel of the lowest layer counts only with ``low_voxel_points`` or something above it, so the
+ground's depth noise does not join what stands on it),
 but for those lying mostly within ``foot_cells`` of tall cells (the foot of a facade, a wall's lower
 rows).
 
@@ -92,6 +94,12 @@ class ProposalCfg:
     band_m: float = 1.5
     tall_share: float = 0.7
     layer_m: float = 0.3
+    low_voxel_points: int = 5
+    """Points a voxel of the lowest layer (``min_height_m`` to ``min_height_m + layer_m``) needs to
+    join a cluster when nothing stands above it in its cell. Where a blind run's ground plane lies
+    a few centimetres off, the ground's depth noise rises past ``min_height_m`` as a sparse film that
+    had joined the bollards and benches around a street crossing into one cluster 14 m long (round
+    trip, tour 4); an object's own low voxels are denser, or have the object above them."""
     foot_cells: int = 1
     max_foot_share: float = 0.3
     green_share: float = 0.2
@@ -191,9 +199,10 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
 def _clusters(
     flat: np.ndarray, shape: tuple[int, int], z: np.ndarray, occupied: np.ndarray, cfg: ProposalCfg
 ) -> tuple[np.ndarray, int]:
-    """Per point ``(N,)``, its cluster ``1..n`` (0: its cell is not ``occupied``) and ``n``: the
-    26-connected components of the occupied cells' points in voxels ``cell_m`` wide and ``layer_m``
-    high (``layer_m`` 0: of the occupied cells, whole columns, 8-connected)."""
+    """Per point ``(N,)``, its cluster ``1..n`` (0: its cell is not ``occupied``, or its voxel of the
+    lowest layer is too sparse) and ``n``: the 26-connected components of the occupied cells' points
+    in voxels ``cell_m`` wide and ``layer_m`` high (``layer_m`` 0: of the occupied cells, whole
+    columns, 8-connected)."""
     if cfg.layer_m <= 0:
         labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
         return labels.ravel()[flat], n
@@ -201,6 +210,10 @@ def _clusters(
     voxels = np.zeros((int(np.prod(shape)), int(layer.max()) + 1), bool)
     inside = occupied.ravel()[flat]
     voxels[flat[inside], layer[inside]] = True
+    # The lowest layer holds the ground's depth noise too: a voxel there joins only with
+    # ``low_voxel_points`` points or something above it in its cell.
+    lowest = np.bincount(flat[inside & (layer == 0)], minlength=len(voxels))
+    voxels[:, 0] &= (lowest >= cfg.low_voxel_points) | voxels[:, 1:].any(axis=1)
     labels, n = scipy.ndimage.label(voxels.reshape(*shape, -1), structure=np.ones((3, 3, 3)))
     return np.where(inside, labels.reshape(len(voxels), -1)[flat, layer], 0), n
 

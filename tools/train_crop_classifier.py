@@ -70,6 +70,23 @@ def tour_crops(index: int, seed: int, root: Path, args, rng: np.random.Generator
     return crops, labels
 
 
+def _embedded_tours(args, start: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(embeddings (N, 1280), classes (N,), tour index (N,))`` of the crops of ``args.tours`` tours."""
+    rng = np.random.default_rng(args.first_seed)
+    embeddings, labels, tour_of = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.tours):
+            crops, names = tour_crops(i, args.first_seed + i, Path(tmp), args, rng)
+            embeddings.append(embed_crops(crops, size=args.size))
+            labels += names
+            tour_of += [i] * len(names)
+            print(
+                f"tour {i + 1}/{args.tours}: {len(names)} crops ({time.perf_counter() - start:.0f} s)",
+                flush=True,
+            )
+    return np.concatenate(embeddings), np.array(labels), np.array(tour_of)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -86,22 +103,22 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=128, help="embedding input size (px)")
     parser.add_argument("--c", type=float, default=2.0, help="inverse L2 regularisation strength")
     parser.add_argument("--out", type=Path, default=DEFAULT_CLASSIFIER)
+    parser.add_argument(
+        "--embeddings", type=Path, default=None,
+        help="an .npz of the crops' embeddings: read if it exists (no tour is rendered), else written "
+        "after rendering, so that other settings (--c, --min-crops) refit in a minute",
+    )  # fmt: skip
     args = parser.parse_args()
-    rng = np.random.default_rng(args.first_seed)
     start = time.perf_counter()
-    embeddings, labels, tour_of = [], [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.tours):
-            crops, names = tour_crops(i, args.first_seed + i, Path(tmp), args, rng)
-            embeddings.append(embed_crops(crops, size=args.size))
-            labels += names
-            tour_of += [i] * len(names)
-            print(
-                f"tour {i + 1}/{args.tours}: {len(names)} crops ({time.perf_counter() - start:.0f} s)",
-                flush=True,
-            )
-    x, y, tour_of = np.concatenate(embeddings), np.array(labels), np.array(tour_of)
-    counts = collections.Counter(labels)
+    if args.embeddings is not None and args.embeddings.exists():
+        saved = np.load(args.embeddings)
+        x, y, tour_of = saved["x"].astype(np.float32), saved["y"], saved["tour_of"]
+        print(f"{len(y)} crop embeddings read from {args.embeddings}")
+    else:
+        x, y, tour_of = _embedded_tours(args, start)
+        if args.embeddings is not None:
+            np.savez_compressed(args.embeddings, x=x.astype(np.float16), y=y, tour_of=tour_of)
+    counts = collections.Counter(y.tolist())
     keep = np.array([counts[c] >= args.min_crops for c in y])
     x, y, tour_of = x[keep], y[keep], tour_of[keep]
     test = tour_of >= args.tours - args.held_out

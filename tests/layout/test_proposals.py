@@ -16,6 +16,7 @@ from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
     Proposal,
     ProposalCfg,
+    _level_with_walk,
     add_proposals,
     classify,
     classify_by_look,
@@ -142,6 +143,24 @@ def test_the_grounds_depth_noise_does_not_join_two_bollards() -> None:
     assert near == pytest.approx([-2.0, 2.0], abs=0.2)
     joined = find_proposals(cloud, ProposalCfg(low_voxel_points=0))
     assert len([p for p in joined if abs(p.xy[1] + 3.0) < 1.0]) == 1
+
+
+def test_heights_are_measured_from_the_ground_the_walk_followed() -> None:
+    """A reconstruction bent upwards at one end: the cameras there stand 0.25 m higher above the plane
+    z = 0, and so does the pavement (a dense film 0.25 m up) with two bollards on it. Measured from
+    the walk's ground: two bollards 0.95 m tall; from the plane: one 4 m cluster of film and posts."""
+    cameras = np.c_[
+        np.linspace(-10, 10, 21), np.zeros(21), 1.6 + np.where(np.linspace(-10, 10, 21) > 0, 0.25, 0.0)
+    ]
+    pavement = _box((4.0, -2.5), (6.0, 2.0, 0.04), GREY, n=4000, base_m=0.23)
+    bollards = [_box((x, -2.5), (0.2, 0.2, 0.95), GREY, base_m=0.25) for x in (2.0, 6.0)]
+    cloud = _cloud(pavement, *bollards)
+    levelled = find_proposals(_level_with_walk(cloud, cameras, 6.0), ProposalCfg())
+    near = sorted((p.xy[0], p.height_m) for p in levelled if abs(p.xy[1] + 2.5) < 1.0)
+    assert [x for x, _ in near] == pytest.approx([2.0, 6.0], abs=0.2)
+    assert [h for _, h in near] == pytest.approx([0.95, 0.95], abs=0.1)
+    unlevelled = find_proposals(_level_with_walk(cloud, cameras, 0.0), ProposalCfg())
+    assert len([p for p in unlevelled if abs(p.xy[1] + 2.5) < 1.0]) == 1
 
 
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:

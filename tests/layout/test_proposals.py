@@ -16,7 +16,7 @@ from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
     Proposal,
     ProposalCfg,
-    _level_with_walk,
+    above_ground,
     add_proposals,
     classify,
     classify_by_look,
@@ -24,6 +24,7 @@ from urbanverse.layout.proposals import (
     proposal_objects,
     refine_tracked,
     top_cut,
+    walked_ground,
 )
 from urbanverse.layout.street import StreetFrame
 from urbanverse.recon.depth import DenseCloud
@@ -155,11 +156,11 @@ def test_heights_are_measured_from_the_ground_the_walk_followed() -> None:
     pavement = _box((4.0, -2.5), (6.0, 2.0, 0.04), GREY, n=4000, base_m=0.23)
     bollards = [_box((x, -2.5), (0.2, 0.2, 0.95), GREY, base_m=0.25) for x in (2.0, 6.0)]
     cloud = _cloud(pavement, *bollards)
-    levelled = find_proposals(_level_with_walk(cloud, cameras, 6.0), ProposalCfg())
+    levelled = find_proposals(above_ground(cloud, walked_ground(cameras, 6.0)), ProposalCfg())
     near = sorted((p.xy[0], p.height_m) for p in levelled if abs(p.xy[1] + 2.5) < 1.0)
     assert [x for x, _ in near] == pytest.approx([2.0, 6.0], abs=0.2)
     assert [h for _, h in near] == pytest.approx([0.95, 0.95], abs=0.1)
-    unlevelled = find_proposals(_level_with_walk(cloud, cameras, 0.0), ProposalCfg())
+    unlevelled = find_proposals(above_ground(cloud, walked_ground(cameras, 0.0)), ProposalCfg())
     assert len([p for p in unlevelled if abs(p.xy[1] + 2.5) < 1.0]) == 1
 
 
@@ -346,3 +347,8 @@ def test_a_proposal_box_is_cut_from_the_nearest_views_that_hold_it() -> None:
         assert (x0, y0, x1, y1) == pytest.approx((*uv.min(axis=0), *uv.max(axis=0)))
     behind = box_corners(np.array([-20.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
     assert view_boxes(recon, behind, owners=(0, 1, 2, 3), views=2) == []
+    # On walked ground 0.3 m above the plane the box stands 0.3 m higher, and so does its crop.
+    raised = box_corners(np.array([9.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8, base_m=0.3)
+    assert sorted(set(raised[:, 2])) == pytest.approx([0.3, 1.1])
+    (index, low), (_, high) = view_boxes(recon, corners, (0,), 1)[0], view_boxes(recon, raised, (0,), 1)[0]
+    assert high[1] < low[1] and high[3] < low[3]  # image rows grow downwards

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import cv2
 import numpy as np
@@ -151,6 +151,9 @@ class Proposal:
     green: float
     points: int
     owners: tuple[int, ...]
+    base_m: float = 0.0
+    """Height (m) above the plane z = 0 of the walked ground it stands on (module docstring); its
+    height is measured from there."""
     top_cut: bool = False
     """The crown ran out of the frame in its nearest views (:func:`top_cut`): the height is a lower
     bound."""
@@ -262,7 +265,7 @@ def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray]
     )[: cfg.top_views]
     votes = []
     for index in views:
-        uv, depth = project(recon, index, np.array([[*p.xy, p.height_m]]))
+        uv, depth = project(recon, index, np.array([[*p.xy, p.base_m + p.height_m]]))
         u, v = uv[0]
         if not (np.isfinite(u) and 0 <= u < k.width and v < k.height):
             continue
@@ -449,16 +452,23 @@ def proposal_objects(
     return out
 
 
-def _level_with_walk(cloud: DenseCloud, cameras: np.ndarray, window_m: float) -> DenseCloud:
-    """``cloud`` with heights measured from the ground the walk followed: each point lowered by how
-    far the cameras within ``window_m`` of its nearest camera ``cameras (K, 3)`` (m) stand above the
-    plane z = 0 beyond their median over the walk (module docstring); ``window_m`` 0: unchanged."""
+def walked_ground(cameras: np.ndarray, window_m: float) -> Callable[[np.ndarray], np.ndarray]:
+    """``f(xy (N, 2)) -> (N,)``: the height (m) above the plane z = 0 of the ground the walk followed,
+    at its nearest camera of ``cameras (K, 3)``: how far the cameras within ``window_m`` of that one
+    stand above the plane beyond their median over the walk (module docstring); 0 everywhere where
+    ``window_m`` is 0 or there are under two cameras."""
     if window_m <= 0 or len(cameras) < 2:
-        return cloud
+        return lambda xy: np.zeros(len(xy))
     near = np.linalg.norm(cameras[:, None, :2] - cameras[None, :, :2], axis=2) < window_m
     raised = np.array([np.median(cameras[row, 2]) for row in near]) - np.median(cameras[:, 2])
-    _, nearest = scipy.spatial.cKDTree(cameras[:, :2]).query(cloud.xyz[:, :2])
-    return dataclasses.replace(cloud, xyz=cloud.xyz - np.c_[np.zeros((len(cloud.xyz), 2)), raised[nearest]])
+    tree = scipy.spatial.cKDTree(cameras[:, :2])
+    return lambda xy: raised[tree.query(np.asarray(xy).reshape(-1, 2))[1]]
+
+
+def above_ground(cloud: DenseCloud, ground: Callable[[np.ndarray], np.ndarray]) -> DenseCloud:
+    """``cloud`` with each point's height measured from ``ground(xy)`` rather than z = 0."""
+    lift = np.c_[np.zeros((len(cloud.xyz), 2)), ground(cloud.xyz[:, :2])]
+    return dataclasses.replace(cloud, xyz=cloud.xyz - lift)
 
 
 def add_proposals(
@@ -473,20 +483,21 @@ def add_proposals(
     (:func:`urbanverse.recon.depth.dense_cloud`; module docstring), with the keyframes' RGB
     ``images`` (working size) for :func:`top_cut`; a single view (no second pose) or
     ``cfg.enabled = False`` adds nothing."""
-    path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
+    cameras = np.array([k.position for k in recon.registered]).reshape(-1, 3)
+    path = cameras[:, :2]
     if not cfg.enabled or len(path) < 2:
         return lifted
-    cloud = _level_with_walk(cloud, np.array([k.position for k in recon.registered]), cfg.walk_window_m)
-    proposals = [
-        dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in find_proposals(cloud, cfg)
-    ]
+    ground = walked_ground(cameras, cfg.walk_window_m)
+    cloud = above_ground(cloud, ground)
+    proposals = [dataclasses.replace(p, base_m=float(ground(p.xy)[0])) for p in find_proposals(cloud, cfg)]
+    proposals = [dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in proposals]
     classifier_file = classifier_path(cfg.crop_classifier)
     if classifier_file is not None:
         classifier = load_crop_classifier(classifier_file)
-        core_share = 1.0 - cfg.extent_percentile / 50.0  # the footprint's core to a full extent
+        full = 1.0 / (1.0 - cfg.extent_percentile / 50.0)  # the footprint's core to a full extent
         boxes = [
             view_boxes(
-                recon, box_corners(p.xy, p.axis, p.long_m / core_share, p.short_m / core_share, p.height_m),
+                recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m, p.base_m),
                 p.owners, cfg.crop_views,
             )
             for p in proposals

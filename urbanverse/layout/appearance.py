@@ -22,13 +22,13 @@ MIN_DEPTH_M = 0.3
 
 
 def box_corners(
-    xy: np.ndarray, axis: np.ndarray, long_m: float, short_m: float, height_m: float, base_m: float = 0.0
+    xy: np.ndarray, axis: np.ndarray, long_m: float, short_m: float, height_m: float
 ) -> np.ndarray:
-    """``(8, 3)`` corners of a box standing on z = ``base_m``: centre ``xy (2,)``, long side along unit
+    """``(8, 3)`` corners of a box standing on z = 0: centre ``xy (2,)``, long side along unit
     ``axis (2,)``, sides and height in metres."""
     across = np.array([-axis[1], axis[0]])
     foot = [xy + a * 0.5 * long_m * axis + b * 0.5 * short_m * across for a in (-1, 1) for b in (-1, 1)]
-    return np.array([[*f, base_m + z] for f in foot for z in (0.0, height_m)])
+    return np.array([[*f, z] for f in foot for z in (0.0, height_m)])
 
 
 def view_boxes(

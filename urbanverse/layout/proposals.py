@@ -151,9 +151,6 @@ class Proposal:
     green: float
     points: int
     owners: tuple[int, ...]
-    base_m: float = 0.0
-    """Height (m) above the plane z = 0 of the walked ground it stands on (module docstring); its
-    height is measured from there."""
     top_cut: bool = False
     """The crown ran out of the frame in its nearest views (:func:`top_cut`): the height is a lower
     bound."""
@@ -265,7 +262,7 @@ def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray]
     )[: cfg.top_views]
     votes = []
     for index in views:
-        uv, depth = project(recon, index, np.array([[*p.xy, p.base_m + p.height_m]]))
+        uv, depth = project(recon, index, np.array([[*p.xy, p.height_m]]))
         u, v = uv[0]
         if not (np.isfinite(u) and 0 <= u < k.width and v < k.height):
             continue
@@ -487,17 +484,20 @@ def add_proposals(
     path = cameras[:, :2]
     if not cfg.enabled or len(path) < 2:
         return lifted
-    ground = walked_ground(cameras, cfg.walk_window_m)
-    cloud = above_ground(cloud, ground)
-    proposals = [dataclasses.replace(p, base_m=float(ground(p.xy)[0])) for p in find_proposals(cloud, cfg)]
-    proposals = [dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in proposals]
+    # Heights from the walked ground; the boxes that top_cut and the crops project still stand on
+    # z = 0: raising them by the walked ground's height (a few tenths of a metre at most) named
+    # fewer objects right on the round trip (ten tours: 85 of 131 matched pairs -> 83 of 134).
+    cloud = above_ground(cloud, walked_ground(cameras, cfg.walk_window_m))
+    proposals = [
+        dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg)) for p in find_proposals(cloud, cfg)
+    ]
     classifier_file = classifier_path(cfg.crop_classifier)
     if classifier_file is not None:
         classifier = load_crop_classifier(classifier_file)
         full = 1.0 / (1.0 - cfg.extent_percentile / 50.0)  # the footprint's core to a full extent
         boxes = [
             view_boxes(
-                recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m, p.base_m),
+                recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m),
                 p.owners, cfg.crop_views,
             )
             for p in proposals

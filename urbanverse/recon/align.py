@@ -291,12 +291,8 @@ def level_between(first: Alignment, second: Alignment, centres: np.ndarray, p: A
     """``first`` with its ground moved halfway to ``second``'s level along its own normal, and the scale
     remeasured from the cameras ``centres (K, 3)`` (old frame) above it: two estimates of the walked
     ground (sparse points, plane sweep) averaged."""
-    z = first.rotation[2]
-    origin = np.linalg.solve(first.transform[:3, :3], -first.transform[:3, 3])  # p_w = 0 in the old frame
-    d_first = -float(z @ origin)
-    z2 = second.rotation[2]
-    origin2 = np.linalg.solve(second.transform[:3, :3], -second.transform[:3, 3])
-    gap = float(np.mean(centres @ z2 - z2 @ origin2)) - float(np.mean(centres @ z + d_first))
+    z, d_first = first.rotation[2], _plane_offset(first)
+    gap = float(np.mean(centres @ second.rotation[2] + _plane_offset(second) - (centres @ z + d_first)))
     d = d_first + 0.5 * gap
     heights = centres @ z + d
     scale = p.camera_height_m / robust_mean(heights)
@@ -313,3 +309,11 @@ def level_between(first: Alignment, second: Alignment, centres: np.ndarray, p: A
         transform=t, rotation=first.rotation, scale=scale, ground=ground, scale_source=first.scale_source,
         warnings=list(first.warnings),
     )  # fmt: skip
+
+
+def _plane_offset(a: Alignment) -> float:
+    """``d`` of the ground plane ``n . x + d = 0`` (old frame, ``n`` the aligned frame's up) that the
+    alignment ``a`` maps onto z = 0: read off its transform (the old-frame point it sends to the
+    origin lies on the plane)."""
+    origin = np.linalg.solve(a.transform[:3, :3], -a.transform[:3, 3])
+    return -float(a.rotation[2] @ origin)

@@ -1,5 +1,6 @@
 """Building facades from the tall dense points: split where the colour changes (not at each window),
-turned to the camera path, poles left out, fronts kept where they were seen."""
+turned to the camera path, poles left out, fronts kept where they were seen, a height whose top ran
+out of the frame taken as a lower bound."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ import numpy as np
 import pytest
 
 from tests.layout.test_proposals import _box, _cloud
-from urbanverse.layout.facades import FACADE_CLASS, FacadeCfg, facade_objects, find_facades
+from tests.video.synth import Street, camera_path, street_reconstruction
+from urbanverse.layout.facades import (
+    FACADE_CLASS,
+    Facade,
+    FacadeCfg,
+    facade_objects,
+    find_facades,
+    front_top_cut,
+)
 from urbanverse.layout.lift import front_anchored
 from urbanverse.layout.proposals import _is_green
 
@@ -18,6 +27,9 @@ BRICK, RENDER, GREEN = (150, 60, 45), (215, 200, 160), (50, 110, 40)
 PATH = np.c_[np.linspace(-10, 10, 21), np.zeros(21)]
 #: The keyframes of a walk past the fronts.
 WALK = tuple(range(8))
+#: Those keyframes: a walk along +x from x = 0, 1.2 m a second, 1.6 m high, looking 6 deg down.
+STREET = Street(width=480, height_px=270)
+RECON = street_reconstruction(STREET, camera_path(STREET, np.arange(8.0)))
 
 
 def _facades(*parts):
@@ -35,7 +47,7 @@ def test_two_fronts_split_by_colour_face_the_path() -> None:
         assert front.length_m == pytest.approx(0.9 * length, abs=0.5)  # the 5-95 % core
         assert front.height_m == pytest.approx(height, abs=0.4)
         assert front.normal == pytest.approx([0.0, 1.0], abs=0.05)  # towards the path
-    objects = facade_objects(fronts, 7, FacadeCfg())
+    objects = facade_objects(fronts, 7, FacadeCfg(), RECON)
     assert [o.category for o in objects] == [FACADE_CLASS] * 2 and objects[0].track_id == 7
     assert objects[0].yaw == pytest.approx(math.pi / 2, abs=0.05)
     assert objects[0].position[1] == pytest.approx(-5.9 - 0.5, abs=0.3)  # the centre lies behind the front
@@ -58,7 +70,7 @@ def test_a_row_of_dark_windows_does_not_cut_a_front() -> None:
 
 def test_the_front_stays_where_it_was_seen_whatever_the_asset_depth() -> None:
     brick = _box((0.0, -6.0), (10.0, 0.3, 9.0), BRICK, n=6000, keyframes=WALK)
-    (obj,) = facade_objects(_facades(brick), 0, FacadeCfg())
+    (obj,) = facade_objects(_facades(brick), 0, FacadeCfg(), RECON)
     front = obj.position[1] + 0.5 * obj.size[0]  # the object faces +y, towards the path
     for depth in (0.4, 1.0, 12.0):
         x, y = front_anchored(obj, depth)
@@ -74,3 +86,22 @@ def test_poles_tree_crowns_and_runs_few_views_saw_are_no_facades() -> None:
     crown = _box((-4.0, -3.0), (5.0, 3.0, 4.0), GREEN, n=4000, base_m=3.0, keyframes=WALK)
     glimpsed = _box((4.0, -12.0), (8.0, 0.3, 7.0), RENDER, n=3000, keyframes=(0, 1, 2))
     assert _facades(pole, crown, glimpsed) == []
+
+
+def test_a_front_whose_top_runs_out_of_the_frame_has_a_lower_bound_height() -> None:
+    """A front 20 m along the walk, 4 m to its right: from the last keyframes (8-14 m before it) a
+    top measured at 3 m shows well inside the frame; one measured at 7 m projects above it."""
+
+    def front(height_m: float) -> Facade:
+        return Facade(
+            centre=np.array([20.0, -4.0]), axis=np.array([1.0, 0.0]), length_m=8.0, height_m=height_m,
+            normal=np.array([0.0, 1.0]), points=1000, owners=WALK,
+        )  # fmt: skip
+
+    assert not front_top_cut(front(3.0), RECON, FacadeCfg())
+    assert front_top_cut(front(7.0), RECON, FacadeCfg())
+    low, high = facade_objects([front(3.0), front(7.0)], 0, FacadeCfg(), RECON)
+    assert not low.top_cut and high.top_cut
+    # Views that never hold the front (all behind it) decide nothing.
+    behind = dataclasses.replace(front(7.0), centre=np.array([-30.0, -4.0]))
+    assert not front_top_cut(behind, RECON, FacadeCfg())

@@ -34,3 +34,16 @@ def test_a_front_only_object_is_matched_on_width_and_height() -> None:
     whole = rank_cousins(3, "building_facade", (30.0, 12.0, 10.0), None, cfg)
     assert front.uids == shallow.uids and front.scores == pytest.approx(shallow.scores)
     assert min(whole.scores) > max(front.scores)
+
+
+def test_a_height_seen_as_a_lower_bound_lets_a_taller_asset_of_the_right_width_win() -> None:
+    """A front 9.7 m long whose 5 m of wall ran out of the frame (the library's facade slabs are 6-20
+    m tall): measured as its true height, the shortest, 6 m wide slab wins; as a lower bound, the
+    width decides, and the asset placed is at least as tall as what was seen."""
+    cfg = CousinCfg(k=1)
+    size = (1.0, 9.7, 5.0)
+    seen_whole = rank_cousins(1, "building_facade", size, None, cfg, front_only=True)
+    cut = rank_cousins(1, "building_facade", size, None, cfg, front_only=True, top_cut=True)
+    whole_asset, cut_asset = cousins.asset_of(seen_whole.uids[0]), cousins.asset_of(cut.uids[0])
+    assert abs(cut_asset.width - 9.7) < abs(whole_asset.width - 9.7)
+    assert abs(cut_asset.width - 9.7) < 0.5 and cut_asset.height >= 5.0

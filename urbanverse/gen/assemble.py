@@ -30,6 +30,9 @@ from urbanverse.scene.record import (
 
 #: Ground types people walk on (the scene's walkable area).
 WALKABLE = ("sidewalk", "crosswalk", "plaza")
+#: How far a building front's asset may be stretched or squeezed along the front to the measured
+#: length (the library's facades come in steps of 1-2 m; more would stretch its windows visibly).
+FRONT_STRETCH = (0.8, 1.25)
 
 
 def _quat_wxyz(rotation: np.ndarray) -> tuple[float, float, float, float]:
@@ -98,6 +101,9 @@ def place_objects(
         refs = [install_asset(a, scene_dir) for a in assets]
         chosen = assets[0]
         xy = front_anchored(obj, chosen.length)
+        # A front's length is measured (its depth is not): the asset is stretched along it, within
+        # FRONT_STRETCH, so the street wall has no gaps where the library had no asset that long.
+        stretch = float(np.clip(obj.size[1] / chosen.width, *FRONT_STRETCH)) if obj.front_only else 1.0
         z = float(top_height_at(regions, np.asarray(xy))[0])
         objects.append(
             SceneObject(
@@ -107,7 +113,8 @@ def place_objects(
                 cousins=tuple(refs[1:]),
                 position=(xy[0], xy[1], z),
                 yaw=float(math.remainder(obj.yaw, 2 * math.pi)),
-                size=(chosen.length, chosen.width, chosen.height),
+                scale=(1.0, stretch, 1.0),
+                size=(chosen.length, chosen.width * stretch, chosen.height),
                 body_type="dynamic" if chosen.movable else "kinematic",
                 mass=chosen.mass,
                 friction=chosen.friction_coefficient,

@@ -31,6 +31,27 @@ def box_corners(
     return np.array([[*f, z] for f in foot for z in (0.0, height_m)])
 
 
+def top_projections(
+    recon: Reconstruction, xy: np.ndarray, height_m: float, owners: Sequence[int], views: int
+) -> list[tuple[int, float, float, float]]:
+    """``(keyframe, u, v, depth)`` of the point ``height_m`` above ``xy (2,)`` in the ``views``
+    registered keyframes of ``owners`` nearest to it, skipping a keyframe where the point lies outside
+    the frame's columns, below its bottom, or behind the camera (pixels at the working size, depth in
+    m): an object's top either shows in such a view or runs out past the frame's top."""
+    k = recon.intrinsics
+    nearest = sorted(
+        (i for i in owners if recon.keyframes[i].registered),
+        key=lambda i: float(np.linalg.norm(xy - np.asarray(recon.keyframes[i].position[:2]))),
+    )[:views]
+    out = []
+    for index in nearest:
+        uv, depth = project(recon, index, np.array([[*xy, height_m]]))
+        (u, v), d = uv[0], float(depth[0])
+        if np.isfinite(u) and 0 <= u < k.width and v < k.height and d > MIN_DEPTH_M:
+            out.append((index, float(u), float(v), d))
+    return out
+
+
 def view_boxes(
     recon: Reconstruction, corners: np.ndarray, owners: Sequence[int], views: int, min_inside: float = 0.5
 ) -> list[tuple[int, tuple[float, float, float, float]]]:

@@ -14,7 +14,11 @@ seen. Naming the building from the front's crops was tried: the crop classifier 
 tours' facade slabs for commercial buildings, and the guessed depths moved them off (BENCHMARKS.md).
 So a front becomes a ``building_facade``, ``depth_m`` deep and ``front_only``: retrieval matches its
 width and height, and the scene keeps its front where it was measured, whatever the depth of the
-asset placed (:func:`urbanverse.layout.lift.front_anchored`).
+asset placed (:func:`urbanverse.layout.lift.front_anchored`), stretched along the front to its
+measured length (within ``urbanverse.gen.assemble.FRONT_STRETCH``). A walk 10 m from a house sees
+about 5 m of its wall: where the measured top runs out of the nearest views' frames
+(:func:`front_top_cut`), the height is a lower bound (``top_cut``), and retrieval takes a taller asset
+of the right width over a short one of the wrong width.
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.appearance import top_projections
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.lift import LiftedObject
 from urbanverse.recon.depth import DenseCloud
+from urbanverse.recon.record import Reconstruction
 
 #: The class a front becomes.
 FACADE_CLASS = "building_facade"
@@ -64,6 +70,10 @@ class FacadeCfg:
     more likely depth noise streaked along their rays (on the round-trip tours the real fronts came
     from 7-15 keyframes, two slabs askew across a lot from 2 and 4)."""
     score: float = 0.3
+    top_views: int = 3
+    """Keyframes nearest a front that say whether its top ran out of the frame (:func:`front_top_cut`)."""
+    top_edge: float = 0.03
+    """Share of the frame's rows at its top where a measured top counts as running out of it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,10 +191,21 @@ def _facade(
     )
 
 
-def facade_objects(facades: list[Facade], first_track_id: int, cfg: FacadeCfg) -> list[LiftedObject]:
-    """``front_only`` lifted ``building_facade`` objects for ``facades``; track ids count up from
-    ``first_track_id``. Size (depth, length, height) within the class's range, ``depth_m`` deep; the
-    front (+X) faces out of the building."""
+def front_top_cut(f: Facade, recon: Reconstruction, cfg: FacadeCfg) -> bool:
+    """Whether front ``f``'s measured top projects into the frame's top ``top_edge`` rows in most of
+    the ``top_views`` keyframes nearest to it (of those its points came from): then the wall goes on
+    above what the views show, and its height is a lower bound."""
+    tops = top_projections(recon, f.centre, f.height_m, f.owners, cfg.top_views)
+    return 2 * sum(v <= cfg.top_edge * recon.intrinsics.height for _, _, v, _ in tops) > len(tops) > 0
+
+
+def facade_objects(
+    facades: list[Facade], first_track_id: int, cfg: FacadeCfg, recon: Reconstruction
+) -> list[LiftedObject]:
+    """``front_only`` lifted ``building_facade`` objects for ``facades`` (seen by ``recon``'s
+    keyframes: :func:`front_top_cut`); track ids count up from ``first_track_id``. Size (depth,
+    length, height) within the class's range, ``depth_m`` deep; the front (+X) faces out of the
+    building."""
     cls = get_class(FACADE_CLASS)
     out = []
     for k, f in enumerate(sorted(facades, key=lambda f: -f.length_m)):
@@ -203,6 +224,7 @@ def facade_objects(facades: list[Facade], first_track_id: int, cfg: FacadeCfg) -
                 observations=len(f.owners),
                 spread_m=0.0,
                 front_only=True,
+                top_cut=front_top_cut(f, recon, cfg),
             )
         )
     return out

@@ -101,6 +101,9 @@ class LiftedObject:
     """Only the object's front (+X face) was measured, as a walk sees a building: its depth is a
     prior, so retrieval matches width and height alone and the scene keeps the front where it was
     seen (:func:`front_anchored`)."""
+    top_cut: bool = False
+    """The object's top ran out of the frame in the views nearest to it: its height is a lower bound
+    (a building front passed at 10 m shows about 5 m of wall above the pavement)."""
 
 
 def front_anchored(obj: LiftedObject, depth_m: float) -> tuple[float, float]:

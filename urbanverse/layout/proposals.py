@@ -60,7 +60,7 @@ import scipy.ndimage
 import scipy.spatial
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.appearance import box_corners, class_log_probabilities, view_boxes
+from urbanverse.layout.appearance import box_corners, class_log_probabilities, top_projections, view_boxes
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
@@ -73,7 +73,6 @@ from urbanverse.layout.lift import (
 from urbanverse.layout.street import StreetFrame, along_street, orient
 from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier, look_outranks
 from urbanverse.recon.depth import DenseCloud
-from urbanverse.recon.geometry import project
 from urbanverse.recon.record import Reconstruction
 
 #: Track ids of proposals start here (detector tracks count from 0).
@@ -255,21 +254,12 @@ def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray]
     The image decides, not the points: dense points thin out towards a crown's top (flow fails
     against the sky), so a tall tree's measured top can lie well below what its views show.
     """
-    k = recon.intrinsics
-    views = sorted(
-        (i for i in p.owners if recon.keyframes[i].registered and i in images),
-        key=lambda i: float(np.linalg.norm(p.xy - np.asarray(recon.keyframes[i].position[:2]))),
-    )[: cfg.top_views]
     votes = []
-    for index in views:
-        uv, depth = project(recon, index, np.array([[*p.xy, p.height_m]]))
-        u, v = uv[0]
-        if not (np.isfinite(u) and 0 <= u < k.width and v < k.height):
-            continue
-        if v <= cfg.top_edge * k.height:
+    for index, u, v, depth in top_projections(recon, p.xy, p.height_m, p.owners, cfg.top_views):
+        if v <= cfg.top_edge * recon.intrinsics.height:
             votes.append(True)
             continue
-        half = max(2, round(0.25 * p.long_m * k.fx / max(float(depth[0]), 0.1)))
+        half = max(2, round(0.25 * p.long_m * recon.intrinsics.fx / max(depth, 0.1)))
         strip = images[index][: int(v), max(0, round(u) - half) : round(u) + half + 1]
         votes.append(bool(strip.size) and _is_green(strip.reshape(-1, 3)).mean() > 0.5)
     return 2 * sum(votes) > len(votes)
@@ -510,5 +500,5 @@ def add_proposals(
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
     if cfg.facades.enabled:
         facades = find_facades(cloud, path, _is_green(cloud.rgb), cfg.facades)
-        added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades)
+        added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades, recon)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

@@ -103,7 +103,7 @@ def _add_objects(builder: SceneBuilder, scene: Scene, scene_dir: Path) -> None:
             cache[key] = _asset_meshes(
                 builder, scene_dir, obj.asset.path, obj.scale, f"objects[{i}].asset.path"
             )
-        half = np.asarray(obj.size) * np.asarray(obj.scale) / 2
+        half = np.asarray(obj.size) / 2  # size is after scaling (SceneObject)
         radius = float(np.hypot(half[0], half[1]))
         p = np.asarray(obj.position, float)
         bounds = np.array(

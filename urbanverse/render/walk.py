@@ -63,7 +63,7 @@ def _walkable(scene: Scene, clearance: float) -> shapely.Geometry:
     if not ground:
         raise InputError(f"scene {scene.name!r}: no sidewalk, ramp, crosswalk or plaza to walk on")
     blocked = [
-        footprint(obj.position, obj.yaw, np.asarray(obj.size[:2]) * obj.scale[:2], clearance)
+        footprint(obj.position, obj.yaw, np.asarray(obj.size[:2]), clearance)
         for obj in scene.objects
     ]
     walk = shapely.union_all(ground).buffer(-0.3)  # keep off the curb edge

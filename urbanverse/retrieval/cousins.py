@@ -5,7 +5,8 @@ makes that class, of its L2 and then L1 class): ``candidates_per_generator`` see
 generator, measured on the fly (about 5 ms each), so no prebuilt database is needed. They are
 ranked by the bounding-box distance of UrbanVerse (sum of absolute differences of length, width
 and height, m; width and height alone for an object whose front only was seen, a building from
-the street) plus a colour term (Lab distance of the object's mean crop colour to the asset's
+the street; a height above one measured as a lower bound, where the object's top ran out of the
+frame, counts a quarter) plus a colour term (Lab distance of the object's mean crop colour to the asset's
 dominant colour, weighted by ``colour_weight`` per 100 Lab units); the best ``k`` are the cousins
 and the first is placed.
 """
@@ -33,6 +34,9 @@ class CousinCfg:
     candidates_per_generator: int = 24
     colour_weight: float = 0.5
     """Metres of box distance that 100 Lab units of colour difference are worth."""
+    unseen_height_weight: float = 0.25
+    """Metres of box distance per metre an asset stands above an object's measured height where the
+    object's top was not seen (a lower bound): a taller asset may fit, one much taller less likely."""
 
 
 @record
@@ -99,16 +103,21 @@ def rank_cousins(
     crop_rgb: np.ndarray | None,
     cfg: CousinCfg,
     front_only: bool = False,
+    top_cut: bool = False,
 ) -> Cousins:
     """The ``cfg.k`` best assets for an object of ``category`` and ``size`` (m); ``crop_rgb``: mean
     sRGB (3,) uint8 of its image crops, or None; ``front_only``: the length (depth) is a prior, not
-    measured, and does not count."""
+    measured, and does not count; ``top_cut``: the height is a lower bound, so an asset that much
+    taller costs only ``cfg.unseen_height_weight`` of the difference."""
     generators, level = _generators_for(category)
     if not generators:
         return Cousins(track_id=track_id, uids=(), scores=(), matched_level="none")
     assets = _candidates(generators, cfg.candidates_per_generator)
     dims = np.array([[a.length, a.width, a.height] for a in assets])
-    score = np.abs(dims - np.asarray(size))[:, 1 if front_only else 0 :].sum(axis=1)
+    diff = dims - np.asarray(size)
+    if top_cut:
+        diff[:, 2] = np.where(diff[:, 2] > 0, cfg.unseen_height_weight * diff[:, 2], diff[:, 2])
+    score = np.abs(diff)[:, 1 if front_only else 0 :].sum(axis=1)
     if crop_rgb is not None:
         lab = rgb8_to_lab(np.asarray(crop_rgb, np.uint8)[None])[0]
         colour = np.array(

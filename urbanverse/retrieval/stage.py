@@ -77,7 +77,7 @@ def run_retrieval(
     cfg = cfg or CousinCfg()
     colours = _crop_colours(tracks, detections, images)
     cousins: list[Cousins] = [
-        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only)
+        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only, o.top_cut)
         for o in lifted.objects
     ]
     materials = {}

@@ -4,7 +4,8 @@ scenes from the MP4s, and compare them with the truth.
 Modes: ``blind`` (gen sees only the video), ``true_poses`` (camera stage replaced by the tour's true
 poses), ``true_poses_boxes`` (and detection + tracking replaced by the true 2D boxes and identities):
 the drop from the last to the first shows where the error comes from. Prints a table per mode (the
-median over tours), the totals over all tours per mode, how the blind camera paths fit the true ones
+median over tours), the totals over all tours per mode (recall split between the objects the walk
+went past and those ahead of its end, seen only from afar), how the blind camera paths fit the true ones
 (RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
@@ -113,10 +114,12 @@ def main() -> None:
         hits = sum(x["recall_1m"] * x["true_seen"] for x in r)
         near = sum(x["precision_1m"] * x["generated"] for x in r)
         right = sum(x["cat_acc"] * x["matched"] for x in r)
+        ahead, hits_ahead = (sum(x[k] for x in r) for k in ("true_ahead", "hits_ahead"))
         print(
-            f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f}, "
-            f"precision_1m {near:.0f}/{generated:.0f} = {near / max(generated, 1):.3f}, "
-            f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
+            f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f} "
+            f"(passed {hits - hits_ahead:.0f}/{seen - ahead:.0f}, ahead of the walk's end "
+            f"{hits_ahead:.0f}/{ahead:.0f}), precision_1m {near:.0f}/{generated:.0f} = "
+            f"{near / max(generated, 1):.3f}, cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
         )
     if paths:
         print(

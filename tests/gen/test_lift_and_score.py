@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.gen.evaluate import camera_path_errors, compare_scenes, seen_objects
+from urbanverse.gen.evaluate import ahead_of_walk, camera_path_errors, compare_scenes, seen_objects
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import (
     SHAPED_TREES,
@@ -67,8 +67,29 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["recall_1m"] == scores["precision_1m"] == scores["cat_acc"] == 1.0
     assert scores["matched"] == scores["generated"] == len(scene.objects)
     assert scores["pos_err_m"] == 0.0 and scores["ground_iou"] == pytest.approx(1.0)
+    assert scores["hits_ahead"] == scores["true_ahead"]
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)
+
+
+def test_objects_beyond_the_walk_s_last_camera_lie_ahead_of_it(tour):
+    """The 8 s walk stops short of some of the objects it saw: those, and only those, are nearer its
+    last camera than any other; an object moved 30 m past the end joins them, one moved to the
+    start leaves."""
+    root, gt, _ = tour
+    scene = load_scene(root / "example")
+    cameras = np.array([np.asarray(f.world_from_camera).reshape(4, 4)[:2, 3] for f in gt.frames])
+    heading = (cameras[-1] - cameras[-5]) / np.linalg.norm(cameras[-1] - cameras[-5])
+    seen = seen_objects(scene, gt)
+    ahead = ahead_of_walk(scene, gt, seen)
+    for i in seen:
+        beyond = (np.asarray(scene.objects[i].position[:2]) - cameras[-1]) @ heading > 0
+        assert (i in ahead) == beyond, scene.objects[i].category
+    moved = list(scene.objects)
+    moved[seen[0]] = dataclasses.replace(moved[seen[0]], position=(*(cameras[-1] + 30 * heading), 0.0))
+    moved[seen[-1]] = dataclasses.replace(moved[seen[-1]], position=(*cameras[0], 0.0))
+    ahead = ahead_of_walk(dataclasses.replace(scene, objects=tuple(moved)), gt, seen)
+    assert seen[0] in ahead and seen[-1] not in ahead
 
 
 def test_a_scaled_camera_path_shows_as_scale_not_shape(tour):

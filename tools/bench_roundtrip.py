@@ -119,7 +119,8 @@ def main() -> None:
             f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f} "
             f"(passed {hits - hits_ahead:.0f}/{seen - ahead:.0f}, ahead of the walk's end "
             f"{hits_ahead:.0f}/{ahead:.0f}), precision_1m {near:.0f}/{generated:.0f} = "
-            f"{near / max(generated, 1):.3f}, cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
+            f"{near / max(generated, 1):.3f}, "
+            f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
         )
     if paths:
         print(

@@ -62,10 +62,7 @@ def _walkable(scene: Scene, clearance: float) -> shapely.Geometry:
     ground = [shapely.Polygon(r.polygon) for r in scene.ground if r.type in PEDESTRIAN_GROUND]
     if not ground:
         raise InputError(f"scene {scene.name!r}: no sidewalk, ramp, crosswalk or plaza to walk on")
-    blocked = [
-        footprint(obj.position, obj.yaw, np.asarray(obj.size[:2]), clearance)
-        for obj in scene.objects
-    ]
+    blocked = [footprint(obj.position, obj.yaw, np.asarray(obj.size[:2]), clearance) for obj in scene.objects]
     walk = shapely.union_all(ground).buffer(-0.3)  # keep off the curb edge
     return walk.difference(shapely.union_all(blocked)) if blocked else walk
 

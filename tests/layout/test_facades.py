@@ -21,7 +21,7 @@ from urbanverse.layout.facades import (
     front_top_cut,
 )
 from urbanverse.layout.lift import front_anchored
-from urbanverse.layout.proposals import _is_green
+from urbanverse.layout.proposals import is_green
 
 BRICK, RENDER, GREEN = (150, 60, 45), (215, 200, 160), (50, 110, 40)
 PATH = np.c_[np.linspace(-10, 10, 21), np.zeros(21)]
@@ -34,7 +34,7 @@ RECON = street_reconstruction(STREET, camera_path(STREET, np.arange(8.0)))
 
 def _facades(*parts):
     cloud = _cloud(*parts)
-    return find_facades(cloud, PATH, _is_green(cloud.rgb), FacadeCfg())
+    return find_facades(cloud, PATH, is_green(cloud.rgb), FacadeCfg())
 
 
 def test_two_fronts_split_by_colour_face_the_path() -> None:

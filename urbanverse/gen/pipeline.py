@@ -28,10 +28,11 @@ from urbanverse.errors import InputError
 from urbanverse.gen.assemble import assemble_scene, curb_of
 from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import StageRunner, config_hash
+from urbanverse.layout.crowns import CrownCfg, place_by_crowns
 from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_lifting
-from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals
+from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals, is_green
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.crop_classifier import classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection
@@ -76,6 +77,8 @@ class GenCfg:
     """Dense points of the registered keyframes (``recon.depth``): the ground's free-space check and
     the object proposals."""
     proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)
+    crowns: CrownCfg = dataclasses.field(default_factory=CrownCfg)
+    """Trees of detector tracks placed by their crowns' dense points (``urbanverse.layout.crowns``)."""
     cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
     physics_fix: bool = True
     """Run the physics check and move interpenetrating objects apart."""
@@ -292,11 +295,12 @@ def scene_stages(
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     surface, road = surface_height(layout, curb_of(layout)), road_points(layout)
     looks = classifier_digest(cfg.proposals.crop_classifier)
-    lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, looks)
+    lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, cfg.crowns, looks)
 
     def lift(w: Path) -> LiftedObjects:
         objects = run_lifting(tracks, dets, recon, road, cfg.lift, surface)
         cloud = load_cloud(ground_work / DENSE_FILE)
+        objects = place_by_crowns(objects, tracks, recon, cloud, is_green(cloud.rgb), cfg.crowns)
         objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
         save_json(objects, w / "objects.json")
         return objects

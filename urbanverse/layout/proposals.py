@@ -158,7 +158,7 @@ class Proposal:
     classified."""
 
 
-def _is_green(rgb: np.ndarray) -> np.ndarray:
+def is_green(rgb: np.ndarray) -> np.ndarray:
     """Vegetation-coloured points ``rgb (N, 3)`` uint8: hue 64-170 degrees (yellow-green to
     blue-green; yellow, at 60, is a painted bin's) with some saturation and light (OpenCV HSV, H in
     0..179)."""
@@ -173,7 +173,7 @@ def find_proposals(cloud: DenseCloud, cfg: ProposalCfg) -> list[Proposal]:
     keep = (cloud.xyz[:, 2] > cfg.min_height_m) & (cloud.xyz[:, 2] < cfg.max_height_m)
     if keep.sum() < cfg.min_points:  # (a static camera's keyframes have no partners: no points)
         return []
-    xyz, green, owner = cloud.xyz[keep], _is_green(cloud.rgb[keep]), cloud.keyframe[keep]
+    xyz, green, owner = cloud.xyz[keep], is_green(cloud.rgb[keep]), cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
     counts = cell_sums(flat, shape)
     above = cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green)
@@ -261,7 +261,7 @@ def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray]
             continue
         half = max(2, round(0.25 * p.long_m * recon.intrinsics.fx / max(depth, 0.1)))
         strip = images[index][: int(v), max(0, round(u) - half) : round(u) + half + 1]
-        votes.append(bool(strip.size) and _is_green(strip.reshape(-1, 3)).mean() > 0.5)
+        votes.append(bool(strip.size) and is_green(strip.reshape(-1, 3)).mean() > 0.5)
     return 2 * sum(votes) > len(votes)
 
 
@@ -499,6 +499,6 @@ def add_proposals(
     added = proposal_objects(left, tracked, street, cfg)
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
     if cfg.facades.enabled:
-        facades = find_facades(cloud, path, _is_green(cloud.rgb), cfg.facades)
+        facades = find_facades(cloud, path, is_green(cloud.rgb), cfg.facades)
         added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades, recon)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

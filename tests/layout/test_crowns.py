@@ -70,14 +70,17 @@ def test_a_tree_cast_behind_its_crown_moves_to_the_crown() -> None:
     assert kept.position[:2] == pytest.approx(FAR_XY)
 
 
-def test_only_trees_seen_in_enough_views_move() -> None:
+def test_only_crowns_the_vegetation_detector_boxed_in_enough_views_move() -> None:
+    """A tree glimpsed in one view, a bench, and a tree another detector boxed whole (down to its
+    trunk's foot: the round trip's true boxes, labelled by object id) stay where lifting put them."""
     crown = _box(tuple(CROWN_XY), (1.6, 1.6, 3.0), GREEN, n=1500, keyframes=VIEWS, base_m=2.0)
     cloud = _cloud(crown)
     glimpsed = _track(1, "young_street_tree", _crown_boxes(views=(3,)))
     bench = dataclasses.replace(
         _track(2, "bench", _crown_boxes()), category_path=("street_furniture", "seating", "bench")
     )
-    objects = _place(
-        [glimpsed, bench], [_lifted(1, "young_street_tree", FAR_XY), _lifted(2, "bench", FAR_XY)], cloud
-    )
-    assert [o.position[:2] for o in objects] == [pytest.approx(FAR_XY)] * 2
+    boxed_whole = _track(3, "young_street_tree", _crown_boxes())
+    lifted = [_lifted(1, "young_street_tree", FAR_XY), _lifted(2, "bench", FAR_XY)]
+    lifted.append(dataclasses.replace(_lifted(3, "young_street_tree", FAR_XY), label="young_street_tree_007"))
+    objects = _place([glimpsed, bench, boxed_whole], lifted, cloud)
+    assert [o.position[:2] for o in objects] == [pytest.approx(FAR_XY)] * 3

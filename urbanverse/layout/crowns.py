@@ -19,6 +19,7 @@ import numpy as np
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.perception.records import Tracks
+from urbanverse.perception.vegetation import VEGETATION_LABELS
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project
 from urbanverse.recon.record import Reconstruction
@@ -72,8 +73,10 @@ def place_by_crowns(
     green: np.ndarray,
     cfg: CrownCfg,
 ) -> LiftedObjects:
-    """``lifted`` with each tree of a detector track moved to its crown's centre (module docstring);
-    ``green (N,)``: which points of ``cloud`` are vegetation-coloured."""
+    """``lifted`` with each plant that the vegetation detector boxed (its label one of
+    ``VEGETATION_LABELS``) moved to its crown's centre (module docstring); ``green (N,)``: which points
+    of ``cloud`` are vegetation-coloured. Other detectors' boxes (YOLO's, the true boxes of the round
+    trip) reach down to the trunk's foot, whose ground contact stands."""
     if not cfg.enabled:
         return lifted
     keep = green & (cloud.xyz[:, 2] >= cfg.min_height_m)
@@ -81,7 +84,8 @@ def place_by_crowns(
     boxes = {t.track_id: [(o.frame_index, tuple(o.box)) for o in t.observations] for t in tracks.tracks}
     out: list[LiftedObject] = []
     for obj in lifted.objects:
-        if get_class(obj.category).l1 == "vegetation" and obj.track_id in boxes:
+        crown = obj.label in VEGETATION_LABELS and get_class(obj.category).l1 == "vegetation"
+        if crown and obj.track_id in boxes:
             points, views = crown_points(boxes[obj.track_id], recon, xyz, keyframe, cfg)
             if len(points) >= cfg.min_points and views >= cfg.min_views:
                 x, y = np.median(points[:, :2], axis=0)

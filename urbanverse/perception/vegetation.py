@@ -23,6 +23,9 @@ import numpy as np
 from urbanverse.errors import InputError
 from urbanverse.perception.boxes import Candidate
 
+#: The labels of this detector's boxes: each bounds a crown (and a trunk where one was found under it).
+VEGETATION_LABELS = frozenset({"tree", "shrub", "hedge"})
+
 
 @dataclass(frozen=True, kw_only=True)
 class VegetationCfg:

@@ -9,7 +9,9 @@ stand: they park on the road). Positions are fused by the
 median over observations; height comes from the box's vertical extent at that distance, bounded by
 the taxonomy's size range for the class, and the footprint follows the class's proportions. Trees
 take their measured crown width too and, when the detector said only "tree", the tree class their
-proportions fit (young street tree, columnar, broadleaf: ``tree_class_from_shape``).
+proportions fit (young street tree, columnar, broadleaf: ``tree_class_from_shape``). A crown's box
+from the vegetation detector often stops above the trunk's foot: gen then moves such trees to their
+crowns' dense points (:mod:`urbanverse.layout.crowns`).
 
 Yaw comes from the street the object stands on (:mod:`urbanverse.layout.street`): vehicles lie along
 it, street furniture and buildings face the road. Solid objects touch the ground with the face

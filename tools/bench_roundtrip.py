@@ -10,7 +10,9 @@ went past and those ahead of its end, seen only from afar), how the blind camera
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 
-``--set stage.field=value`` (repeatable) runs gen with a setting changed, as ``urbanverse gen --set``
+``--first-tour N`` starts at tour N (street seed N + 1, walk seed N), so ``--first-tour 10 --tours 10``
+adds ten more streets to a set. ``--set stage.field=value`` (repeatable) runs gen with a setting
+changed, as ``urbanverse gen --set``
 does, e.g. ``--set recon.sfm_features=opencv`` (BENCHMARKS.md compares the two SIFT extractors).
 """
 
@@ -57,6 +59,11 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tours", type=int, default=5)
+    parser.add_argument(
+        "--first-tour", type=int, default=0,
+        help="index of the first tour (its street's seed less 1, its walk's seed): "
+        "--first-tour 10 --tours 10 runs tours 10-19",
+    )  # fmt: skip
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
@@ -76,7 +83,7 @@ def main() -> None:
     gen_s_per_min: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
-        for i in range(args.tours):
+        for i in range(args.first_tour, args.first_tour + args.tours):
             style = STYLES[i % len(STYLES)]
             truth_dir = root / f"truth_{i}"
             truth = (

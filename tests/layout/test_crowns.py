@@ -1,6 +1,7 @@
 """Trees of detector tracks placed by their crowns' dense points: a crown's box whose bottom edge was
 cast metres behind the tree comes back to the crown, the hedge behind the crown in the same boxes
-does not pull it away, and a tree too few views triangulated keeps its place."""
+does not pull it away, its size shrinks with the distance and a generic "tree" takes the kind that
+fits it, and a tree too few views triangulated keeps its place."""
 
 from __future__ import annotations
 
@@ -84,3 +85,20 @@ def test_only_crowns_the_vegetation_detector_boxed_in_enough_views_move() -> Non
     lifted.append(dataclasses.replace(_lifted(3, "young_street_tree", FAR_XY), label="young_street_tree_007"))
     objects = _place([glimpsed, bench, boxed_whole], lifted, cloud)
     assert [o.position[:2] for o in objects] == [pytest.approx(FAR_XY)] * 3
+
+
+def test_a_moved_tree_is_measured_at_its_new_distance() -> None:
+    """Cast twice too far, a 4 m young street tree measured 8 m tall and 3 m wide (a broadleaf tree's
+    size); at its crown, half as far from the keyframes, it is young again. A class the detector named
+    itself keeps its name and takes the new size."""
+    crown = _box(tuple(CROWN_XY), (1.6, 1.6, 3.0), GREEN, n=1500, keyframes=VIEWS, base_m=2.0)
+    cloud = _cloud(crown)
+    eyes = np.array([RECON.keyframes[k].position[:2] for k in VIEWS])
+    ratio = np.median(np.linalg.norm(eyes - CROWN_XY, axis=1) / np.linalg.norm(eyes - FAR_XY, axis=1))
+    cast = dataclasses.replace(_lifted(1, "broadleaf_tree", FAR_XY), size=(3.0, 3.0, 8.0))
+    named = dataclasses.replace(cast, track_id=2, label="broadleaf tree")
+    tracks = [_track(1, "broadleaf_tree", _crown_boxes()), _track(2, "broadleaf_tree", _crown_boxes())]
+    young, kept = _place(tracks, [cast, named], cloud)
+    assert young.category == "young_street_tree" and kept.category == "broadleaf_tree"
+    assert young.size == pytest.approx(np.array([3.0, 3.0, 8.0]) * ratio, rel=0.01)
+    assert 0.4 < ratio < 0.6

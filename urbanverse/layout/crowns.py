@@ -8,6 +8,13 @@ tracked trees landed 2.5-10 m from any true tree. The crown itself is in the den
 (:func:`urbanverse.recon.depth.dense_cloud`): the green points that a track's keyframes triangulated
 inside its boxes, of those the nearest (the crown in front, not a tree or hedge behind it), give the
 crown's centre, over the trunk for any tree the walk passes.
+
+Lifting measured the tree's size from its boxes at the distance it cast them to: a moved tree's size
+is scaled by the ratio of the distances from its keyframes, and a tree that the detector named only
+"tree" takes the kind that size fits (:func:`urbanverse.layout.lift.tree_class_from_shape`: cast 10 m
+too far, a young street tree had measured as tall as a broadleaf one). Measuring the height again
+from where the boxes' top edges pass over the trunk was tried: farther from the true heights
+(BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -17,7 +24,13 @@ import dataclasses
 import numpy as np
 
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.layout.lift import LiftedObject, LiftedObjects
+from urbanverse.layout.lift import (
+    GENERIC_TREE_LABELS,
+    SHAPED_TREES,
+    LiftedObject,
+    LiftedObjects,
+    tree_class_from_shape,
+)
 from urbanverse.perception.records import Tracks
 from urbanverse.perception.vegetation import VEGETATION_LABELS
 from urbanverse.recon.depth import DenseCloud
@@ -88,7 +101,28 @@ def place_by_crowns(
         if crown and obj.track_id in boxes:
             points, views = crown_points(boxes[obj.track_id], recon, xyz, keyframe, cfg)
             if len(points) >= cfg.min_points and views >= cfg.min_views:
-                x, y = np.median(points[:, :2], axis=0)
-                obj = dataclasses.replace(obj, position=(float(x), float(y), obj.position[2]))
+                obj = _moved(obj, np.median(points[:, :2], axis=0), boxes[obj.track_id], recon)
         out.append(obj)
     return dataclasses.replace(lifted, objects=tuple(out))
+
+
+def _moved(obj: LiftedObject, xy: np.ndarray, track_boxes: list, recon: Reconstruction) -> LiftedObject:
+    """``obj`` moved to ``xy (2,)``, its size scaled by the ratio of the distances at which its boxes
+    now and before put it (a box's extent in metres grows with the distance it is cast to), and a
+    tree a detector named only "tree" of the kind that size fits."""
+    eyes = np.array(
+        [recon.keyframes[i].position[:2] for i, _ in track_boxes if recon.keyframes[i].registered]
+    )
+    before = np.linalg.norm(eyes - np.asarray(obj.position[:2]), axis=1)
+    ratio = float(np.median(np.linalg.norm(eyes - xy, axis=1) / np.maximum(before, 0.5)))
+    category, size = obj.category, np.asarray(obj.size, float) * ratio
+    if category in SHAPED_TREES and obj.label.lower() in GENERIC_TREE_LABELS:
+        category = tree_class_from_shape(category, float(size[2]), float(size[0]))
+    cls = get_class(category)
+    size = np.clip(size, cls.size_min, cls.size_max)
+    return dataclasses.replace(
+        obj,
+        category=category,
+        position=(float(xy[0]), float(xy[1]), obj.position[2]),
+        size=tuple(float(v) for v in size),
+    )

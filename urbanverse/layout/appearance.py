@@ -31,6 +31,14 @@ def box_corners(
     return np.array([[*f, z] for f in foot for z in (0.0, height_m)])
 
 
+def _nearest_views(recon: Reconstruction, xy: np.ndarray, owners: Sequence[int]) -> list[int]:
+    """The registered keyframes of ``owners``, nearest to the point ``xy (2,)`` (m) first."""
+    return sorted(
+        (i for i in owners if recon.keyframes[i].registered),
+        key=lambda i: float(np.linalg.norm(xy - np.asarray(recon.keyframes[i].position[:2]))),
+    )
+
+
 def top_projections(
     recon: Reconstruction, xy: np.ndarray, height_m: float, owners: Sequence[int], views: int
 ) -> list[tuple[int, float, float, float]]:
@@ -39,12 +47,8 @@ def top_projections(
     the frame's columns, below its bottom, or behind the camera (pixels at the working size, depth in
     m): an object's top either shows in such a view or runs out past the frame's top."""
     k = recon.intrinsics
-    nearest = sorted(
-        (i for i in owners if recon.keyframes[i].registered),
-        key=lambda i: float(np.linalg.norm(xy - np.asarray(recon.keyframes[i].position[:2]))),
-    )[:views]
     out = []
-    for index in nearest:
+    for index in _nearest_views(recon, xy, owners)[:views]:
         uv, depth = project(recon, index, np.array([[*xy, height_m]]))
         (u, v), d = uv[0], float(depth[0])
         if np.isfinite(u) and 0 <= u < k.width and v < k.height and d > MIN_DEPTH_M:
@@ -59,13 +63,8 @@ def view_boxes(
     ``owners`` nearest to them, skipping a keyframe where a corner is behind the camera or under
     ``min_inside`` of the box's area lies in the frame."""
     k = recon.intrinsics
-    centre = corners.mean(axis=0)[:2]
-    nearest = sorted(
-        (i for i in owners if recon.keyframes[i].registered),
-        key=lambda i: float(np.linalg.norm(centre - np.asarray(recon.keyframes[i].position[:2]))),
-    )
     out = []
-    for index in nearest:
+    for index in _nearest_views(recon, corners.mean(axis=0)[:2], owners):
         uv, depth = project(recon, index, corners)
         if (depth < MIN_DEPTH_M).any():
             continue

@@ -23,6 +23,7 @@ from urbanverse.layout.proposals import (
     find_proposals,
     proposal_objects,
     refine_tracked,
+    smeared,
     top_cut,
     walked_ground,
 )
@@ -231,6 +232,37 @@ def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed()
     assert left == []
     assert bench.category == "bench" and bench.position[:2] == pytest.approx((2.0, -2.0), abs=0.2)
     assert sedan.category == "sedan" and sedan.position[:2] == pytest.approx((-4.0, 3.0), abs=0.3)
+
+
+def _smeared_post(centre, cameras, trail_m=1.6, n=600):
+    """A post 0.25 m wide and 0.9 m tall at ``centre``: half its dense points on it, half trailing
+    ``trail_m`` behind it along the line of sight from the cameras (keyframe -> (x, y)), as flow at
+    its edges gives."""
+    sight = np.asarray(centre) - np.mean(list(cameras.values()), axis=0)
+    sight /= np.linalg.norm(sight)
+    across = np.array([-sight[1], sight[0]])
+    depth = np.r_[RNG.random(n // 2) * 0.25, 0.25 + RNG.random(n - n // 2) * trail_m]
+    xy = np.asarray(centre) + (depth - 0.125)[:, None] * sight + RNG.normal(0.0, 0.05, (n, 1)) * across
+    xyz = np.c_[xy, RNG.random(n) * 0.9]
+    return xyz, np.tile(np.array(GREY, np.uint8), (n, 1)), RNG.choice(list(cameras), n)
+
+
+def test_a_post_whose_points_trail_along_the_line_of_sight_stands_at_their_near_end() -> None:
+    cfg = ProposalCfg()
+    cameras = {0: np.array([-2.0, 0.0]), 1: np.array([-1.0, 0.0]), 2: np.array([0.0, 0.0])}
+    cloud = _cloud(_smeared_post((8.0, -3.0), cameras))
+    (seen,) = find_proposals(cloud, cfg, cameras)
+    (blind,) = find_proposals(cloud, cfg)  # no cameras: no line of sight
+    assert seen.ray is not None and blind.ray is None and seen.near_m > 0.5
+    bollard = dataclasses.replace(_lifted((8.4, -3.1), "bollard"), size=(0.25, 0.25, 0.9))
+    ((placed,), _), ((centred,), _) = (refine_tracked([bollard], [p], STREET, cfg) for p in (seen, blind))
+    assert placed.position[:2] == pytest.approx((8.0, -3.0), abs=0.15)
+    assert np.linalg.norm(np.subtract(centred.position[:2], (8.0, -3.0))) > 0.5  # the smear's middle
+    # A bench seen side-on runs across the line of sight: no smear, it stays on its points' centre.
+    abeam = {k: np.array([1.0 + k, 0.0]) for k in range(3)}
+    (bench,) = find_proposals(_cloud(_box((2.0, -4.0), (1.8, 0.5, 0.8), WOOD)), cfg, abeam)
+    assert not smeared(bench, cfg) and bench.xy == pytest.approx((2.0, -4.0), abs=0.2)
+    assert not smeared(seen, dataclasses.replace(cfg, smear_angle_deg=0.0))
 
 
 def test_a_cluster_much_lower_than_the_tracked_tree_is_a_part_of_it() -> None:

@@ -300,8 +300,9 @@ def scene_stages(
     def lift(w: Path) -> LiftedObjects:
         objects = run_lifting(tracks, dets, recon, road, cfg.lift, surface)
         cloud = load_cloud(ground_work / DENSE_FILE)
-        objects = place_by_crowns(objects, tracks, recon, cloud, is_green(cloud.rgb), cfg.crowns)
-        objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals)
+        green = is_green(cloud.rgb)
+        objects = place_by_crowns(objects, tracks, recon, cloud, green, cfg.crowns)
+        objects = add_proposals(objects, recon, cloud, images, road, cfg.proposals, green)
         save_json(objects, w / "objects.json")
         return objects
 

@@ -189,15 +189,20 @@ def is_green(rgb: np.ndarray) -> np.ndarray:
 
 
 def find_proposals(
-    cloud: DenseCloud, cfg: ProposalCfg, cameras: Mapping[int, np.ndarray] | None = None
+    cloud: DenseCloud,
+    cfg: ProposalCfg,
+    cameras: Mapping[int, np.ndarray] | None = None,
+    green: np.ndarray | None = None,
 ) -> list[Proposal]:
     """Connected clusters of above-ground dense points in a bird's-eye grid (module docstring);
     ``cameras``: keyframe index -> camera position ``(2,)`` (m), which gives each cluster its line of
-    sight (``Proposal.ray``, ``near_m``)."""
+    sight (``Proposal.ray``, ``near_m``); ``green (N,)``: :func:`is_green` of the cloud's colours,
+    computed here when None."""
     keep = (cloud.xyz[:, 2] > cfg.min_height_m) & (cloud.xyz[:, 2] < cfg.max_height_m)
     if keep.sum() < cfg.min_points:  # (a static camera's keyframes have no partners: no points)
         return []
-    xyz, green, owner = cloud.xyz[keep], is_green(cloud.rgb[keep]), cloud.keyframe[keep]
+    green = (is_green(cloud.rgb) if green is None else green)[keep]
+    xyz, owner = cloud.xyz[keep], cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
     counts = cell_sums(flat, shape)
     above = cell_sums(flat, shape, (xyz[:, 2] > cfg.tall_m) & ~green)
@@ -526,11 +531,13 @@ def add_proposals(
     images: Mapping[int, np.ndarray],
     road_xy: np.ndarray | None,
     cfg: ProposalCfg,
+    green: np.ndarray | None = None,
 ) -> LiftedObjects:
     """``lifted`` plus the proposal objects of the keyframes' dense points ``cloud``
     (:func:`urbanverse.recon.depth.dense_cloud`; module docstring), with the keyframes' RGB
     ``images`` (working size) for :func:`top_cut`; a single view (no second pose) or
-    ``cfg.enabled = False`` adds nothing."""
+    ``cfg.enabled = False`` adds nothing. ``green (N,)``: :func:`is_green` of the cloud's colours,
+    computed here when None."""
     cameras = np.array([k.position for k in recon.registered]).reshape(-1, 3)
     path = cameras[:, :2]
     if not cfg.enabled or len(path) < 2:
@@ -539,9 +546,11 @@ def add_proposals(
     # z = 0: raising them by the walked ground's height (a few tenths of a metre at most) named
     # fewer objects right on the round trip (ten tours: 85 of 131 matched pairs -> 83 of 134).
     cloud = above_ground(cloud, walked_ground(cameras, cfg.walk_window_m))
+    green = is_green(cloud.rgb) if green is None else green
+    sight = {k.index: np.asarray(k.position[:2]) for k in recon.registered}
     proposals = [
         dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg))
-        for p in find_proposals(cloud, cfg, {k.index: np.asarray(k.position[:2]) for k in recon.registered})
+        for p in find_proposals(cloud, cfg, sight, green)
     ]
     classifier_file = classifier_path(cfg.crop_classifier)
     if classifier_file is not None:
@@ -561,6 +570,6 @@ def add_proposals(
     added = proposal_objects(left, tracked, street, cfg)
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
     if cfg.facades.enabled:
-        facades = find_facades(cloud, path, is_green(cloud.rgb), cfg.facades)
+        facades = find_facades(cloud, path, green, cfg.facades)
         added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades, recon)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

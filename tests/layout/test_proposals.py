@@ -5,6 +5,7 @@ not repeated."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -206,6 +207,21 @@ def test_a_car_seen_by_its_near_side_only_moves_back_from_the_path() -> None:
     (car,) = proposal_objects(find_proposals(_cloud(near_side), cfg), [], STREET, cfg)
     assert car.category == "sedan"
     assert car.position[1] == pytest.approx(3.0 + (car.size[1] - 0.3) / 2, abs=0.25)
+
+
+def test_a_car_past_the_end_of_the_walk_lies_along_the_street_its_cameras_walked() -> None:
+    """The walk turns across the street at its end; a parked car's points 15 m beyond came from the
+    keyframes on the straight part: it lies along x, not along the last steps of the walk."""
+    cfg = ProposalCfg()
+    path = np.vstack([np.linspace([-20.0, 0.0], [0.0, 0.0], 11), np.linspace([0.5, 1.0], [1.0, 8.0], 5)])
+    road = np.stack(np.meshgrid(np.arange(-20, 20, 0.5), np.arange(2.25, 9, 0.5)), axis=-1).reshape(-1, 2)
+    street = StreetFrame(path, road)
+    cloud = _cloud(_box((15.0, 4.0), (4.6, 1.9, 1.4), (30, 30, 160), n=2000))
+    cameras = {k: path[4 + k] for k in range(3)}
+    (car,) = proposal_objects(find_proposals(cloud, cfg, cameras), [], street, cfg)
+    assert car.category == "sedan" and abs(math.sin(car.yaw)) < 0.05
+    (turned,) = proposal_objects(find_proposals(cloud, cfg), [], street, cfg)  # the nearest steps
+    assert abs(math.sin(turned.yaw)) > 0.9
 
 
 def test_a_car_moved_back_onto_a_tracked_car_is_not_a_second_car() -> None:

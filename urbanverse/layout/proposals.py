@@ -176,6 +176,8 @@ class Proposal:
     near_m: float = 0.0
     """How far the cluster's near end (the ``extent_percentile`` point along ``ray``) lies before
     ``xy`` (m, towards the cameras)."""
+    eyes: np.ndarray | None = None
+    """Centres ``(K, 2)`` (m) of the cameras of ``owners``; None when the cameras were not given."""
 
 
 def is_green(rgb: np.ndarray) -> np.ndarray:
@@ -196,8 +198,8 @@ def find_proposals(
 ) -> list[Proposal]:
     """Connected clusters of above-ground dense points in a bird's-eye grid (module docstring);
     ``cameras``: keyframe index -> camera position ``(2,)`` (m), which gives each cluster its line of
-    sight (``Proposal.ray``, ``near_m``); ``green (N,)``: :func:`is_green` of the cloud's colours,
-    computed here when None."""
+    sight (``Proposal.ray``, ``near_m``) and its cameras (``eyes``); ``green (N,)``: :func:`is_green`
+    of the cloud's colours, computed here when None."""
     keep = (cloud.xyz[:, 2] > cfg.min_height_m) & (cloud.xyz[:, 2] < cfg.max_height_m)
     if keep.sum() < cfg.min_points:  # (a static camera's keyframes have no partners: no points)
         return []
@@ -234,6 +236,7 @@ def find_proposals(
                 owners=tuple(int(i) for i in owners),
                 ray=ray,
                 near_m=near,
+                eyes=None if cameras is None else np.array([cameras[int(k)] for k in owners]),
             )
         )
     return out
@@ -402,7 +405,8 @@ def _placed(
         else:
             size = np.clip([mean[0], mean[1], p.height_m], cls.size_min, cls.size_max)
     vehicle = along_street(category)  # a vehicle parks along the street, whatever its points
-    axis, to_road = street.axis_and_road_side(p.xy, vehicle)
+    # ... the street the cameras that saw it walked, as for a tracked vehicle (``seen_from``).
+    axis, to_road = street.axis_and_road_side(p.xy, vehicle, p.eyes if vehicle else None)
     footprint_axis = p.axis if p.long_m > 1.5 * p.short_m and not vehicle else axis
     yaw, source = orient(category, footprint_axis if footprint_axis @ axis >= 0 else -footprint_axis, to_road)
     xy = p.xy

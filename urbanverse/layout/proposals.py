@@ -214,6 +214,7 @@ def find_proposals(
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
     point_label, n = _clusters(flat, shape, xyz[:, 2], occupied, cfg)
+    eye_of = _eye_table(cameras, owner)
     out = []
     for member in points_by_label(point_label, n):
         owners = np.unique(owner[member])
@@ -223,7 +224,7 @@ def find_proposals(
             continue
         pts = xyz[member]
         centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
-        ray, near = _line_of_sight(pts[:, :2], owner[member], centre, cameras, cfg.extent_percentile)
+        ray, near = _line_of_sight(pts[:, :2], eye_of, owner[member], centre, cfg.extent_percentile)
         out.append(
             Proposal(
                 xy=centre,
@@ -236,25 +237,33 @@ def find_proposals(
                 owners=tuple(int(i) for i in owners),
                 ray=ray,
                 near_m=near,
-                eyes=None if cameras is None else np.array([cameras[int(k)] for k in owners]),
+                eyes=None if eye_of is None else eye_of[owners],
             )
         )
     return out
 
 
+def _eye_table(cameras: Mapping[int, np.ndarray] | None, owner: np.ndarray) -> np.ndarray | None:
+    """Camera positions ``(max keyframe + 1, 2)`` indexed by keyframe, for the keyframes in ``owner``
+    (the points' keyframes), so that each point's camera is one array lookup; None without cameras."""
+    if cameras is None or not len(owner):
+        return None
+    table = np.full((int(owner.max()) + 1, 2), np.nan)
+    for k in np.unique(owner):
+        table[k] = cameras[int(k)]
+    return table
+
+
 def _line_of_sight(
-    xy: np.ndarray,
-    owner: np.ndarray,
-    centre: np.ndarray,
-    cameras: Mapping[int, np.ndarray] | None,
-    percentile: float,
+    xy: np.ndarray, eye_of: np.ndarray | None, owner: np.ndarray, centre: np.ndarray, percentile: float
 ) -> tuple[np.ndarray | None, float]:
     """``(ray (2,), near_m)`` of a cluster's points ``xy (N, 2)`` triangulated from keyframes ``owner
-    (N,)``: the mean unit direction from each point's camera to it, and how far the ``percentile``
-    point along it lies before ``centre``; ``(None, 0)`` without ``cameras``."""
-    if cameras is None:
+    (N,)`` (their cameras' positions in ``eye_of``, :func:`_eye_table`): the mean unit direction from
+    each point's camera to it, and how far the ``percentile`` point along it lies before ``centre``;
+    ``(None, 0)`` without cameras."""
+    if eye_of is None:
         return None, 0.0
-    sight = xy - np.array([cameras[int(k)] for k in owner])
+    sight = xy - eye_of[owner]
     sight /= np.maximum(np.linalg.norm(sight, axis=1, keepdims=True), 1e-9)
     ray = sight.mean(axis=0)
     ray /= max(float(np.linalg.norm(ray)), 1e-9)

@@ -137,21 +137,37 @@ def test_a_bench_under_a_crown_stands_apart_from_the_tree() -> None:
 
 def test_the_grounds_depth_noise_does_not_join_two_bollards() -> None:
     """Two bollards 4 m apart over a sparse film of ground noise 0.2-0.35 m up (a ground plane a few
-    centimetres off): two proposals, not one 4 m cluster; without the film's voxels thinned, one."""
+    centimetres off): two proposals, not one 4 m cluster; without the film's voxels thinned (nor the
+    cluster split into its dense cores), one."""
     film = _box((0.0, -3.0), (6.0, 2.0, 0.15), GREY, n=800, base_m=0.2)  # under 3 points per cell
     bollards = [_box((x, -3.0), (0.2, 0.2, 0.95), GREY) for x in (-2.0, 2.0)]
     cloud = _cloud(film, *bollards)
     found = find_proposals(cloud, ProposalCfg())
     near = sorted(p.xy[0] for p in found if abs(p.xy[1] + 3.0) < 1.0)
     assert near == pytest.approx([-2.0, 2.0], abs=0.2)
-    joined = find_proposals(cloud, ProposalCfg(low_voxel_points=0))
+    joined = find_proposals(cloud, ProposalCfg(low_voxel_points=0, split_length_m=0.0))
     assert len([p for p in joined if abs(p.xy[1] + 3.0) < 1.0]) == 1
+
+
+def test_a_bench_and_a_bin_joined_by_a_streak_of_flow_errors_are_two_proposals() -> None:
+    """A bench and a bin 3 m apart, joined by a sparse streak of points (flow errors between them):
+    split into the two dense cores, each where its object stands; unsplit, one 4 m cluster."""
+    bench = _box((0.0, -3.0), (1.8, 0.5, 0.8), WOOD, n=1200)
+    waste_bin = _box((3.0, -3.0), (0.6, 0.6, 1.0), GREY, n=800)
+    streak = _box((1.85, -3.0), (1.7, 0.3, 0.7), GREY, n=120, base_m=0.2)
+    cloud = _cloud(bench, waste_bin, streak)
+    found = sorted(find_proposals(cloud, ProposalCfg()), key=lambda p: p.xy[0])
+    assert [p.xy[0] for p in found] == pytest.approx([0.0, 3.0], abs=0.2)
+    assert [classify(p, ProposalCfg()) for p in found][0] == "bench"
+    (joined,) = find_proposals(cloud, ProposalCfg(split_length_m=0.0))
+    assert joined.long_m > 2.5
 
 
 def test_heights_are_measured_from_the_ground_the_walk_followed() -> None:
     """A reconstruction bent upwards at one end: the cameras there stand 0.25 m higher above the plane
     z = 0, and so does the pavement (a dense film 0.25 m up) with two bollards on it. Measured from
-    the walk's ground: two bollards 0.95 m tall; from the plane: one 4 m cluster of film and posts."""
+    the walk's ground: two bollards 0.95 m tall; from the plane: 1.15 m tall, joined into one 4 m
+    cluster by the film (split again into its dense cores, the posts still stand on it)."""
     cameras = np.c_[
         np.linspace(-10, 10, 21), np.zeros(21), 1.6 + np.where(np.linspace(-10, 10, 21) > 0, 0.25, 0.0)
     ]
@@ -162,8 +178,13 @@ def test_heights_are_measured_from_the_ground_the_walk_followed() -> None:
     near = sorted((p.xy[0], p.height_m) for p in levelled if abs(p.xy[1] + 2.5) < 1.0)
     assert [x for x, _ in near] == pytest.approx([2.0, 6.0], abs=0.2)
     assert [h for _, h in near] == pytest.approx([0.95, 0.95], abs=0.1)
-    unlevelled = find_proposals(above_ground(cloud, walked_ground(cameras, 0.0)), ProposalCfg())
-    assert len([p for p in unlevelled if abs(p.xy[1] + 2.5) < 1.0]) == 1
+    raw = above_ground(cloud, walked_ground(cameras, 0.0))
+    unlevelled = [p for p in find_proposals(raw, ProposalCfg()) if abs(p.xy[1] + 2.5) < 1.0]
+    assert [p.height_m for p in unlevelled] == pytest.approx([1.15, 1.15], abs=0.05)
+    assert (
+        len([p for p in find_proposals(raw, ProposalCfg(split_length_m=0.0)) if abs(p.xy[1] + 2.5) < 1.0])
+        == 1
+    )
 
 
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:

@@ -257,6 +257,16 @@ def test_a_car_moved_back_onto_a_tracked_car_is_not_a_second_car() -> None:
     assert [o.category for o in proposal_objects(props, [], STREET, cfg)] == ["sedan"]
 
 
+def test_a_proposal_within_a_tracked_cars_footprint_is_a_part_of_it() -> None:
+    """A post-sized cluster 2 m from a tracked car's centre along its length (beyond ``explained_m``)
+    lies within the car's footprint: an end of the car, no bollard; 2 m off its side, a bollard."""
+    cfg = ProposalCfg()
+    tracked = dataclasses.replace(_lifted((0.0, 4.0)), category="sedan", size=(4.6, 1.9, 1.45), yaw=0.0)
+    for x, y, expected in ((2.0, 4.0, []), (0.0, 6.0, ["bollard"])):
+        post = find_proposals(_cloud(_box((x, y), (0.2, 0.2, 0.95), GREY)), cfg)
+        assert [o.category for o in proposal_objects(post, [tracked], STREET, cfg)] == expected
+
+
 def test_a_tracked_object_moves_onto_its_proposal_and_a_shape_guess_is_renamed() -> None:
     cfg = ProposalCfg()
     props = find_proposals(

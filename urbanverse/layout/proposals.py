@@ -525,26 +525,34 @@ def refine_tracked(
     return out, [p for j, p in enumerate(proposals) if j not in used]
 
 
+def covers(o: LiftedObject, xy: np.ndarray) -> bool:
+    """Whether the point ``xy (2,)`` (m) lies within the footprint of object ``o``."""
+    c, s = math.cos(o.yaw), math.sin(o.yaw)
+    offset = xy - np.asarray(o.position[:2])
+    return abs(offset @ [c, s]) <= o.size[0] / 2 and abs(offset @ [-s, c]) <= o.size[1] / 2
+
+
 def proposal_objects(
     proposals: list[Proposal], lifted: list[LiftedObject], street: StreetFrame, cfg: ProposalCfg
 ) -> list[LiftedObject]:
-    """Lifted objects for the proposals that a class fits and no lifted object lies near."""
+    """Lifted objects for the proposals that a class fits and no lifted object lies near or covers."""
     out: list[LiftedObject] = []
-    taken = [np.asarray(o.position[:2]) for o in lifted]
+    taken = list(lifted)
     for p in sorted(proposals, key=lambda q: -q.points):
         category = classify(p, cfg)
-        if category is None or any(np.linalg.norm(p.xy - t) < cfg.explained_m for t in taken):
+        if category is None or any(np.linalg.norm(p.xy - o.position[:2]) < cfg.explained_m for o in taken):
             continue
         xy, yaw, source, size = _placed(p, category, street, cfg)
         # Placed, a car's cluster moves back by its missing half depth: onto a car a track already
         # put there (the README sample's parked car came out twice, 0.9 m apart, one stacked on the
-        # other by the physics fix). Vehicles keep half a car's length apart.
+        # other by the physics fix). Vehicles keep half a car's length apart. A proposal within an
+        # object's footprint is a part of it (an end of the sample's parked car, split from its cluster,
+        # had become a bollard).
         near = (
             max(cfg.explained_m, 0.5 * mean_size(category)[0]) if along_street(category) else cfg.explained_m
         )
-        if any(np.linalg.norm(xy - t) < near for t in taken):
+        if any(np.linalg.norm(xy - o.position[:2]) < near or covers(o, xy) or covers(o, p.xy) for o in taken):
             continue
-        taken.append(xy)
         out.append(
             LiftedObject(
                 track_id=PROPOSAL_TRACK_BASE + len(out),
@@ -559,6 +567,7 @@ def proposal_objects(
                 spread_m=0.0,
             )
         )
+        taken.append(out[-1])
     return out
 
 

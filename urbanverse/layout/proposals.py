@@ -24,7 +24,8 @@ but for those lying mostly within ``foot_cells`` of tall cells (the foot of a fa
 rows). Flow errors still bridge neighbours: on the round-trip tours 54 of the objects that had dense
 points but no proposal near them lay in clusters over three times their size (a bench, a bin and a
 tree joined by a streak; at a crossing one cluster held two benches, a bin, a cabinet and a tree), so
-a cluster ``split_length_m`` or longer is split into its dense cores (:func:`dense_cores`).
+a cluster ``split_length_m`` or longer is split into its dense cores
+(:func:`urbanverse.layout.clusters.dense_cores`).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points) and a green share. Its box, cut from the nearest keyframes,
@@ -74,7 +75,8 @@ import scipy.spatial
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.appearance import box_corners, class_log_probabilities, top_projections, view_boxes
-from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
+from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label
+from urbanverse.layout.clusters import dense_cores, eye_table, footprint, line_of_sight, voxel_clusters
 from urbanverse.layout.facades import FacadeCfg, facade_objects, find_facades
 from urbanverse.layout.lift import (
     YOUNG_MAX_WIDTH_M,
@@ -141,7 +143,7 @@ class ProposalCfg:
     cluster across the line of sight (module docstring); 0: never."""
     split_length_m: float = 2.0
     """A cluster at least this long (its footprint's core) is split into its dense cores
-    (:func:`dense_cores`); 0: never."""
+    (:func:`urbanverse.layout.clusters.dense_cores`); 0: never."""
     core_share: float = 0.3
     """A cell (its 3x3 neighbourhood's mean point count) is core where it holds this share of the
     cluster's 95th-percentile cell."""
@@ -225,11 +227,21 @@ def find_proposals(
     occupied = (counts >= cfg.min_cell_points) & ~tall
     # The foot of a facade: the cells next to its tall ones (a bench stands farther off).
     foot = scipy.ndimage.binary_dilation(tall, np.ones((3, 3)), iterations=cfg.foot_cells)
-    point_label, n = _clusters(flat, shape, xyz[:, 2], occupied, cfg)
-    eye_of = _eye_table(cameras, owner)
+    point_label, n = voxel_clusters(
+        flat, shape, xyz[:, 2], occupied,
+        base_m=cfg.min_height_m, layer_m=cfg.layer_m, low_voxel_points=cfg.low_voxel_points,
+    )  # fmt: skip
+    eye_of = eye_table(cameras, owner)
     out = []
+    split = {
+        "split_length_m": cfg.split_length_m, "core_share": cfg.core_share,
+        "reach_cells": cfg.core_reach_cells, "cell_m": cfg.cell_m, "min_points": cfg.min_points,
+        "percentile": cfg.extent_percentile,
+    }  # fmt: skip
     parts = [
-        whole[part] for whole in points_by_label(point_label, n) for part in dense_cores(xyz[whole, :2], cfg)
+        whole[part]
+        for whole in points_by_label(point_label, n)
+        for part in dense_cores(xyz[whole, :2], **split)
     ]
     for member in parts:
         owners = np.unique(owner[member])
@@ -238,8 +250,8 @@ def find_proposals(
         if foot.ravel()[np.unique(flat[member])].mean() > cfg.max_foot_share:
             continue
         pts = xyz[member]
-        centre, axis, extent = _footprint(pts[:, :2], cfg.extent_percentile)
-        ray, near = _line_of_sight(pts[:, :2], eye_of, owner[member], centre, cfg.extent_percentile)
+        centre, axis, extent = footprint(pts[:, :2], cfg.extent_percentile)
+        ray, near = line_of_sight(pts[:, :2], eye_of, owner[member], centre, cfg.extent_percentile)
         out.append(
             Proposal(
                 xy=centre,
@@ -258,106 +270,12 @@ def find_proposals(
     return out
 
 
-def dense_cores(xy: np.ndarray, cfg: ProposalCfg) -> list[np.ndarray]:
-    """The parts of a cluster of points ``xy (N, 2)`` (m): indices into ``xy``, one array per part.
-
-    A cluster whose footprint core reaches ``split_length_m`` is split where its bird's-eye point
-    density (``cell_m`` cells, 3x3 mean) falls under ``core_share`` of its 95th percentile: each
-    8-connected run of denser cells is a core, and it takes the points within ``core_reach_cells``
-    of it (the points farther from every core are left out); cores under ``min_points`` points are
-    dropped. Objects pile up points (every keyframe that passes them adds some); the flow errors
-    between them (streaks trailing along the line of sight, a sheet of misplaced ground) are
-    sparser. A cluster with one core, or shorter, comes back whole.
-    """
-    everything = [np.arange(len(xy))]
-    if cfg.split_length_m <= 0 or len(xy) < 2 * cfg.min_points:
-        return everything
-    _, _, extent = _footprint(xy, cfg.extent_percentile)
-    if extent[0] < cfg.split_length_m:
-        return everything
-    flat, shape = grid_cells(xy, cfg.cell_m)
-    counts = cell_sums(flat, shape).astype(float)
-    smooth = scipy.ndimage.uniform_filter(counts, 3, mode="constant")
-    core = smooth >= cfg.core_share * np.percentile(smooth[counts > 0], 95)
-    labels, k = scipy.ndimage.label(core, np.ones((3, 3)))
-    if k < 2:
-        return everything
-    reach, nearest = scipy.ndimage.distance_transform_edt(labels == 0, return_indices=True)
-    cell_label = np.where(reach <= cfg.core_reach_cells, labels[nearest[0], nearest[1]], 0).ravel()[flat]
-    return [part for part in points_by_label(cell_label, k) if len(part) >= cfg.min_points]
-
-
-def _eye_table(cameras: Mapping[int, np.ndarray] | None, owner: np.ndarray) -> np.ndarray | None:
-    """Camera positions ``(max keyframe + 1, 2)`` indexed by keyframe, for the keyframes in ``owner``
-    (the points' keyframes), so that each point's camera is one array lookup; None without cameras."""
-    if cameras is None or not len(owner):
-        return None
-    table = np.full((int(owner.max()) + 1, 2), np.nan)
-    for k in np.unique(owner):
-        table[k] = cameras[int(k)]
-    return table
-
-
-def _line_of_sight(
-    xy: np.ndarray, eye_of: np.ndarray | None, owner: np.ndarray, centre: np.ndarray, percentile: float
-) -> tuple[np.ndarray | None, float]:
-    """``(ray (2,), near_m)`` of a cluster's points ``xy (N, 2)`` triangulated from keyframes ``owner
-    (N,)`` (their cameras' positions in ``eye_of``, :func:`_eye_table`): the mean unit direction from
-    each point's camera to it, and how far the ``percentile`` point along it lies before ``centre``;
-    ``(None, 0)`` without cameras."""
-    if eye_of is None:
-        return None, 0.0
-    sight = xy - eye_of[owner]
-    sight /= np.maximum(np.linalg.norm(sight, axis=1, keepdims=True), 1e-9)
-    ray = sight.mean(axis=0)
-    ray /= max(float(np.linalg.norm(ray)), 1e-9)
-    return ray, float(max(0.0, -np.percentile((xy - centre) @ ray, percentile)))
-
-
 def smeared(p: Proposal, cfg: ProposalCfg) -> bool:
     """Whether proposal ``p`` runs along its line of sight (long side within ``smear_angle_deg`` of
     ``ray``): then its length is mostly depth noise, not the object's."""
     if p.ray is None or cfg.smear_angle_deg <= 0:
         return False
     return abs(float(p.axis @ p.ray)) >= math.cos(math.radians(cfg.smear_angle_deg))
-
-
-def _clusters(
-    flat: np.ndarray, shape: tuple[int, int], z: np.ndarray, occupied: np.ndarray, cfg: ProposalCfg
-) -> tuple[np.ndarray, int]:
-    """Per point ``(N,)``, its cluster ``1..n`` (0: its cell is not ``occupied``, or its voxel of the
-    lowest layer is too sparse) and ``n``: the 26-connected components of the occupied cells' points
-    in voxels ``cell_m`` wide and ``layer_m`` high (``layer_m`` 0: of the occupied cells, whole
-    columns, 8-connected)."""
-    if cfg.layer_m <= 0:
-        labels, n = scipy.ndimage.label(occupied, structure=np.ones((3, 3)))
-        return labels.ravel()[flat], n
-    layer = np.floor((z - cfg.min_height_m) / cfg.layer_m).astype(int)
-    voxels = np.zeros((int(np.prod(shape)), int(layer.max()) + 1), bool)
-    inside = occupied.ravel()[flat]
-    voxels[flat[inside], layer[inside]] = True
-    # The lowest layer holds the ground's depth noise too: a voxel there joins only with
-    # ``low_voxel_points`` points or something above it in its cell.
-    lowest = np.bincount(flat[inside & (layer == 0)], minlength=len(voxels))
-    voxels[:, 0] &= (lowest >= cfg.low_voxel_points) | voxels[:, 1:].any(axis=1)
-    labels, n = scipy.ndimage.label(voxels.reshape(*shape, -1), structure=np.ones((3, 3, 3)))
-    return np.where(inside, labels.reshape(len(voxels), -1)[flat, layer], 0), n
-
-
-def _footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(centre (2,), long axis (2,), extents (long, short))`` of points ``xy (N, 2)`` (m): principal
-    axes, and the spread between the ``percentile`` and ``100 - percentile`` points along each.
-
-    That is the cluster's dense core: depth noise draws a thin tail along the line of sight (a post
-    seen from 10 m spans 2 m), and stray points join; a minimum-area rectangle takes both in. The
-    core of an even spread is ``1 - 2 percentile / 100`` of its length (0.7 at 15 %): on the round
-    trip, classes from the core matched the truth more often than classes from the core scaled up
-    to a full length (24 against 18 of 69 matched objects, true poses).
-    """
-    mean, axes = principal_axes(xy)
-    along = (xy - mean) @ axes.T
-    lo, hi = np.percentile(along, [percentile, 100.0 - percentile], axis=0)
-    return mean + ((lo + hi) / 2) @ axes, axes[0], hi - lo
 
 
 def top_cut(p: Proposal, recon: Reconstruction, images: Mapping[int, np.ndarray], cfg: ProposalCfg) -> bool:
@@ -449,7 +367,7 @@ def _placed(
     seen, or to the near end of a cluster smeared along the line of sight. ``size``: a size already
     measured (by lifting), kept."""
     cls = get_class(category)
-    core_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see _footprint)
+    core_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see clusters.footprint)
     if size is None:
         mean = mean_size(category)
         if cls.l1 == "vegetation":

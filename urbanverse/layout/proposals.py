@@ -367,11 +367,11 @@ def _placed(
     seen, or to the near end of a cluster smeared along the line of sight. ``size``: a size already
     measured (by lifting), kept."""
     cls = get_class(category)
-    core_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see clusters.footprint)
+    extent_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see clusters.footprint)
     if size is None:
         mean = mean_size(category)
         if cls.l1 == "vegetation":
-            crown = (p.short_m if smeared(p, cfg) else p.long_m) / core_share
+            crown = (p.short_m if smeared(p, cfg) else p.long_m) / extent_share
             size = np.clip([crown, crown, p.height_m], cls.size_min, cls.size_max)
         else:
             size = np.clip([mean[0], mean[1], p.height_m], cls.size_min, cls.size_max)
@@ -381,12 +381,12 @@ def _placed(
     footprint_axis = p.axis if p.long_m > 1.5 * p.short_m and not vehicle else axis
     yaw, source = orient(category, footprint_axis if footprint_axis @ axis >= 0 else -footprint_axis, to_road)
     xy = p.xy
-    missing = min(size[:2]) - p.short_m / core_share
+    missing = min(size[:2]) - p.short_m / extent_share
     if smeared(p, cfg):
         # Flow at a thin object's edges takes in the background's depth: the smear trails behind it.
         cos = abs(math.cos(yaw) * p.ray[0] + math.sin(yaw) * p.ray[1])
         along_ray = cos * size[0] + math.sqrt(max(0.0, 1.0 - cos**2)) * size[1]
-        if along_ray < p.long_m / core_share:
+        if along_ray < p.long_m / extent_share:
             xy = p.xy + (0.5 * along_ray - p.near_m) * p.ray
     elif missing > 0 and cls.l1 != "vegetation":  # only the near face was seen: move back
         across = np.array([-p.axis[1], p.axis[0]])

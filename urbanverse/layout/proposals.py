@@ -58,8 +58,8 @@ shorter along that line than the cluster, the object stands at the cluster's nea
 ``extent_percentile`` point along the line of sight), and a tree's crown is as wide as the cluster
 across it. On the round trip (five tours, true poses) 11 of the 13 bollards whose clusters ran along
 the line of sight had been placed 0.3-1.4 m behind the truth along it; with the near end, 21 objects
-came nearer the truth and 6 went farther (BENCHMARKS.md). The building fronts among the tall points set aside
-become facades (:mod:`urbanverse.layout.facades`).
+came nearer the truth and 6 went farther (BENCHMARKS.md). The building fronts among the tall points
+set aside become facades (:mod:`urbanverse.layout.facades`).
 """
 
 from __future__ import annotations
@@ -444,7 +444,10 @@ def refine_tracked(
 
 
 def covers(o: LiftedObject, xy: np.ndarray) -> bool:
-    """Whether the point ``xy (2,)`` (m) lies within the footprint of object ``o``."""
+    """Whether the point ``xy (2,)`` (m) lies within the footprint of object ``o``.
+
+    (``urbanverse.scene.ground.footprint`` builds the same rectangle as a polygon, but the scene
+    package sits downstream of layout: imports flow one way, DESIGN.md section 3.)"""
     c, s = math.cos(o.yaw), math.sin(o.yaw)
     offset = xy - np.asarray(o.position[:2])
     return abs(offset @ [c, s]) <= o.size[0] / 2 and abs(offset @ [-s, c]) <= o.size[1] / 2

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.ground import GroundLayout, GroundRegionEstimate, road_points
 from urbanverse.layout.lift import TrackView, _seen_side_on
 from urbanverse.layout.street import StreetFrame, orient
 
@@ -138,3 +139,35 @@ def test_vehicles_of_any_kind_merge_within_the_vehicle_radius():
         obj(4, "bench", 9.5, 4),  # 1.5 m apart: two benches (furniture merges within 1.2 m)
     ]
     assert [o.track_id for o in _merge(objects, 1.2, 2.5)] == [0, 2, 3, 4]
+
+
+def _layout(*roads: list[tuple[float, float]]) -> GroundLayout:
+    regions = tuple(
+        GroundRegionEstimate(type="road", polygon=tuple(r), area_m2=0.0, mean_rgb=(0.3, 0.3, 0.3))
+        for r in roads
+    )
+    return GroundLayout(
+        regions=regions,
+        cell_m=0.2,
+        origin=(0.0, 0.0),
+        shape=(1, 1),
+        grid_file="",
+        pixels_file="",
+        coverage_m2=0.0,
+    )
+
+
+def test_a_small_patch_of_road_behind_a_bench_does_not_turn_it():
+    """Walking along +x (y = 0) with the road at 2 m < y < 9 m; a 2 m x 2 m patch of dark paving behind
+    a bench at (14, -3), taken for road, lies nearer to it than the road and off to its side, where
+    the street frame's corner rule would turn the bench to face it. Pieces under 6 m2 are no road."""
+    road = [(-20.0, 2.0), (20.0, 2.0), (20.0, 9.0), (-20.0, 9.0)]
+    patch = [(9.0, -4.0), (11.0, -4.0), (11.0, -2.0), (9.0, -2.0)]
+    path = np.linspace([-10.0, 0.0], [20.0, 0.0], 16)
+    bench = np.array([14.0, -3.0])
+    _, to_road = StreetFrame(path, road_points(_layout(road, patch))).axis_and_road_side(bench)
+    assert to_road[0] < -0.9  # faces the patch
+    kept = road_points(_layout(road, patch), min_piece_m2=6.0)
+    assert len(kept) == len(road_points(_layout(road)))
+    _, to_road = StreetFrame(path, kept).axis_and_road_side(bench)
+    assert to_road == pytest.approx([0.0, 1.0])

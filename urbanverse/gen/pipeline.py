@@ -293,7 +293,8 @@ def scene_stages(
     )
     if not layout.regions:
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
-    surface, road = surface_height(layout, curb_of(layout)), road_points(layout)
+    surface = surface_height(layout, curb_of(layout))
+    road = road_points(layout, min_piece_m2=cfg.lift.min_road_piece_m2)
     looks = classifier_digest(cfg.proposals.crop_classifier)
     lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, cfg.crowns, looks)
 

@@ -512,12 +512,15 @@ def run_ground(
     )
 
 
-def road_points(layout: GroundLayout, spacing_m: float = 0.5) -> np.ndarray:
-    """Points ``(R, 2)`` (m) on a ``spacing_m`` grid inside the layout's road regions."""
+def road_points(layout: GroundLayout, spacing_m: float = 0.5, min_piece_m2: float = 0.0) -> np.ndarray:
+    """Points ``(R, 2)`` (m) on a ``spacing_m`` grid inside the layout's road regions, leaving out the
+    connected pieces of road (and crosswalk) smaller than ``min_piece_m2``."""
     roads = [shapely.Polygon(r.polygon) for r in layout.regions if r.type in ("road", "crosswalk")]
-    if not roads:
+    pieces = shapely.get_parts(shapely.union_all(roads)) if roads else []
+    pieces = [piece for piece in pieces if piece.area >= min_piece_m2]
+    if not pieces:
         return np.zeros((0, 2))
-    area = shapely.union_all(roads)
+    area = shapely.union_all(pieces)
     x0, y0, x1, y1 = area.bounds
     gx, gy = np.meshgrid(np.arange(x0, x1, spacing_m), np.arange(y0, y1, spacing_m))
     inside = shapely.contains_xy(area, gx, gy)

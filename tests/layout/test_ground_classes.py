@@ -179,3 +179,41 @@ def test_path_positions_that_see_no_road_do_not_decide_the_road_side():
     path = np.stack([np.linspace(0.5, 39.5, 40), np.zeros(40)], axis=1)  # a position every metre
     behind = _road_behind_path(classes, path, origin, cfg)
     assert not behind.any()
+
+
+def test_a_lot_larger_and_nearer_than_the_road_is_terrain_when_a_crossing_marks_the_road():
+    """Grey gravel lots beside the walk (y -10..-2 m) take more cells, nearer the camera, than the road
+    (y 3..8 m): by the share of road cells the road side was the lots' and nothing changed. The road
+    joined to a crossing is the street's, and decides the side; the lots become terrain, the street
+    keeps its road."""
+    cfg = GroundCfg()
+    classes = np.zeros((100, 200), np.int32)  # rows: y from -10 m, cols: x from 0 m (0.2 m cells)
+    origin = np.array([0.0, -10.0])
+
+    def band(y0: float, y1: float, x0: float = 0.0, x1: float = 40.0) -> tuple[slice, slice]:
+        return slice(int((y0 + 10) / CELL), int((y1 + 10) / CELL)), slice(int(x0 / CELL), int(x1 / CELL))
+
+    classes[band(-2, 3)] = _CLASS["sidewalk"]
+    classes[band(-10, -2)] = _CLASS["road"]  # the lots
+    classes[band(3, 8)] = _CLASS["road"]
+    path = np.stack([np.linspace(1, 39, 20), np.zeros(20)], axis=1)
+    assert not _road_behind_path(classes, path, origin, cfg)[band(-10, -2.5)].any()  # no crossing seen
+    classes[band(3, 8, 30, 33)] = _CLASS["crosswalk"]
+    behind = _road_behind_path(classes, path, origin, cfg)
+    assert behind[band(-10, -3.1)].all()
+    assert not behind[band(3, 8)].any()
+
+
+def test_a_sidewalk_of_light_tiles_along_the_walk_is_no_crossing():
+    """Grey pavers with light tiles (bars 0.5 m apart) along a 27 m walk look like a ladder crossing;
+    a crossing spans a road, 3-20 m long. The same bars over 6 m are a crossing."""
+    grid, masks = _street({"road": (0, 8), "grey": (8, 12)}, width_m=30.0)
+    xs = np.arange(grid.shape[1]) * CELL
+    tiles = (xs >= 1) & (xs < 28) & (np.floor(xs / 0.5) % 2 == 0)
+    grid[int(8.5 / CELL) : int(11.5 / CELL), tiles] = _srgb("#e6e6df")
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(10.0), GroundCfg())
+    assert not (classes == _CLASS["crosswalk"]).any()
+    short = tiles & (xs < 7)
+    grid[int(8.5 / CELL) : int(11.5 / CELL), tiles & ~short] = _srgb("#a09e98")
+    classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(10.0), GroundCfg())
+    assert (classes[int(9 / CELL) : int(11 / CELL), short] == _CLASS["crosswalk"]).mean() > 0.8

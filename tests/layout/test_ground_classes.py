@@ -1,15 +1,29 @@
 """Ground classes from a bird's-eye colour grid: road against walked paving in sun and shade, a
-plaza's second paving, painted crossings against curb lines and light sidewalks, and the grey
-corners that crossings land on."""
+plaza's second paving, painted crossings against curb lines and light sidewalks, the grey corners
+that crossings land on, and road-coloured ground beside the walk or beyond the curbs."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _crossing_landings, _road_behind_path
+from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _place_road
+from urbanverse.layout.road_extent import crossing_landings, path_sides
 
 CELL = GroundCfg().cell_m
+
+
+def _road_behind_path(
+    classes: np.ndarray, path: np.ndarray, origin: np.ndarray, cfg: GroundCfg
+) -> np.ndarray:
+    """Road cells behind the walk (:func:`path_sides` on a class grid)."""
+    return path_sides(classes == _CLASS["road"], classes == _CLASS["crosswalk"], path, origin, cfg)[0]
+
+
+def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+    return crossing_landings(classes == _CLASS["road"], classes == _CLASS["crosswalk"], cfg)
 
 
 def _srgb(hex_colour: str) -> np.ndarray:
@@ -217,3 +231,59 @@ def test_a_sidewalk_of_light_tiles_along_the_walk_is_no_crossing():
     grid[int(8.5 / CELL) : int(11.5 / CELL), tiles & ~short] = _srgb("#a09e98")
     classes = _classify(grid, np.ones(grid.shape[:2], bool), _path(10.0), GroundCfg())
     assert (classes[int(9 / CELL) : int(11 / CELL), short] == _CLASS["crosswalk"]).mean() > 0.8
+
+
+def _grid(width_m: float = 60.0) -> tuple[np.ndarray, np.ndarray, callable]:
+    """An empty class grid 30 m deep (y from -10 m) and ``width_m`` wide (x from 0), its origin, and a
+    function giving the cells of ``y0 <= y < y1, x0 <= x < x1`` (m)."""
+    classes = np.zeros((int(30 / CELL), int(width_m / CELL)), np.int32)
+
+    def cells(y0: float, y1: float, x0: float = 0.0, x1: float = width_m) -> tuple[slice, slice]:
+        return slice(int((y0 + 10) / CELL), int((y1 + 10) / CELL)), slice(int(x0 / CELL), int(x1 / CELL))
+
+    return classes, np.array([0.0, -10.0]), cells
+
+
+def test_beyond_the_far_curb_of_a_crossing_lie_the_far_sidewalk_and_the_lots():
+    """The camera walks the sidewalk (y -2..2 m) along the road (y 2..10 m) and crosses it on a zebra
+    at x = 30..33 m. Beyond the far curb, a sidewalk in shade (y 10..14 m) and grey lots (y 14..20 m)
+    clustered with the asphalt: the crossing's length says where the road ends. Along the walk the
+    road side is kept whole (a crossing's axis a few degrees off would cut the road 30 m away)."""
+    cfg = GroundCfg()
+
+    def street() -> np.ndarray:
+        classes, _, _ = _grid()
+        classes[cells(-2, 2)] = _CLASS["sidewalk"]
+        classes[cells(2, 20)] = _CLASS["road"]
+        classes[cells(2, 10, 30, 33)] = _CLASS["crosswalk"]
+        return classes
+
+    _, origin, cells = _grid()
+    walk = np.stack([np.linspace(1, 31, 16), np.zeros(16)], axis=1)
+    path = np.vstack([walk, np.stack([np.full(5, 31.5), np.linspace(2, 9, 5)], axis=1)])
+    classes = street()
+    _place_road(classes, path, origin, cfg)
+    assert (classes[cells(2, 10, 0, 28)] == _CLASS["road"]).all()
+    assert (classes[cells(2, 10, 35, 60)] == _CLASS["road"]).all()
+    assert (classes[cells(11.2, 14, 34, 60)] == _CLASS["sidewalk"]).all()
+    assert (classes[cells(15.2, 20, 34, 60)] == _CLASS["terrain"]).all()
+    assert (classes[cells(11, 14, 0, 10)] == _CLASS["road"]).all()  # beside the walk
+    classes = street()
+    _place_road(classes, path, origin, dataclasses.replace(cfg, curb_reach_m=0.0))
+    assert (classes[cells(11.2, 20, 34, 60)] == _CLASS["road"]).all()
+
+
+def test_a_side_streets_crossing_leaves_the_road_of_the_street_walked_along():
+    """The walk (y = 0, x 1..40 m, road y 2..10 m on its left) ends crossing a side street (road
+    x 42..50 m, y < 10 m) on a zebra along the walk: that crossing's road is the side street's, and
+    the main street's road beside the walk stays road."""
+    cfg = GroundCfg()
+    classes, origin, cells = _grid()
+    classes[cells(-10, 2, 0, 42)] = _CLASS["sidewalk"]
+    classes[cells(2, 10)] = _CLASS["road"]
+    classes[cells(-10, 2, 42, 50)] = _CLASS["road"]
+    classes[cells(-1, 2, 42, 50)] = _CLASS["crosswalk"]
+    path = np.stack([np.linspace(1, 48, 24), np.zeros(24)], axis=1)
+    _place_road(classes, path, origin, cfg)
+    assert (classes[cells(2, 10, 0, 40)] == _CLASS["road"]).all()
+    assert (classes[cells(-10, -1.5, 42, 50)] == _CLASS["road"]).all()

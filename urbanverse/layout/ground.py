@@ -15,7 +15,6 @@ vectorised into polygons (OpenCV contours, simplified with shapely).
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +27,7 @@ import shapely
 
 from urbanverse.errors import InputError
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
-from urbanverse.layout.street import path_directions
+from urbanverse.layout.road_extent import beyond_curbs, cell_shape, crossing_landings, path_sides
 from urbanverse.perception.records import FrameDetections
 from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground, project
 from urbanverse.recon.record import Reconstruction
@@ -98,7 +97,19 @@ class GroundCfg:
     turns the rule off."""
     landing_min_elongation: float = 1.5
     """A crossing's length (across the road) over its width: below this its direction is unclear and
-    the landing rule skips it."""
+    the landing and curb rules skip it."""
+    curb_reach_m: float = 30.0
+    """Along the street, up to this from a crossing across the walk, road-coloured ground outside
+    every crossing's road is the far sidewalk or behind it (``road_extent.beyond_curbs``); 0 turns
+    the rule off. On the 20 stored round-trip tours it raised the mean ground IoU 0.765 -> 0.793
+    (held-out tours' median 0.759 -> 0.775); 25 / 40 / 100 m gave 0.790 / 0.792 / 0.792."""
+    crossing_band_margin_m: float = 1.0
+    """A crossing's road reaches this beyond either end of its cells (curb ramps, a bar not seen)."""
+    far_sidewalk_m: float = 4.0
+    """Ground beyond a curb, up to this far, is the far sidewalk; farther, a lot or verge (terrain)."""
+    across_walk_deg: float = 45.0
+    """A crossing whose length lies more than this off the walk's main direction crosses the street
+    walked along; nearer to it, it crosses a side street."""
     threads: int = 2
     """Keyframes cast onto the ground at once (the stage runs after the camera stage, alone)."""
 
@@ -322,24 +333,11 @@ def _crosswalks(lightness: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.n
     size = scipy.ndimage.sum(np.ones_like(paint), labels, index) * cfg.cell_m**2
     share = scipy.ndimage.mean(paint, labels, index)
     lo, hi = cfg.crossing_length_m
-    length = np.array([np.ptp(_principal_axes(*np.nonzero(labels == k))[2]) + 1 for k in index]) * cfg.cell_m
+    length = np.array([cell_shape(*np.nonzero(labels == k)).length for k in index]) * cfg.cell_m
     keep = index[
         (size >= cfg.min_region_m2) & (share >= cfg.paint_fraction) & (length >= lo) & (length <= hi)
     ]
     return np.isin(labels, keep)
-
-
-def _principal_axes(
-    rows: np.ndarray, cols: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(centre (2,), axes (2, 2), along (N,), across (N,))`` of grid cells ``rows, cols (N,)``: their
-    mean (x = column, y = row, cell units), principal axes (rows; the first is the length) and each
-    cell's offset along either axis."""
-    cells = np.stack([cols, rows], axis=1) + 0.5
-    centre = cells.mean(axis=0)
-    offsets = cells - centre
-    axes = np.linalg.eigh(offsets.T @ offsets)[1][:, ::-1].T  # by decreasing spread
-    return centre, axes, offsets @ axes[0], offsets @ axes[1]
 
 
 def _cells(length_m: float, cell_m: float) -> int:
@@ -347,94 +345,20 @@ def _cells(length_m: float, cell_m: float) -> int:
     return max(3, int(round(length_m / cell_m)) // 2 * 2 + 1)
 
 
-def _road_behind_path(
-    classes: np.ndarray, path: np.ndarray, origin: np.ndarray, cfg: GroundCfg
-) -> np.ndarray:
-    """Road cells ``(H, W)`` on the far side of the camera path from the road: not road but terrain.
-
-    People film walking along a sidewalk with the road on one side. Road-coloured ground on the other
-    side, beyond the walked paving, is a building's lot (its facade cast onto the ground plane, grey
-    gravel) or a verge. Each registered camera position ``path (K, 2)`` (m) takes the street's road
-    cells nearest to it; the side of the path (across its local direction) holding at least
-    ``road_side_share`` of them is its road side, smoothed along the path. Road cells more than
-    ``walk_margin_m`` on the other side are relabelled, unless they are the street's. Where the path
-    crosses the street the road lies on both sides: nothing changes there. With no crossing in view,
-    all the road seen votes and any of it may be relabelled.
-
-    The street's road is the road joined to a crossing (:func:`_street_road`): a crossing spans the
-    road, never a lot. On the 20 stored round-trip tours, lots of grey gravel beside the walk, seen
-    nearer and over more cells than the road, had turned the road side round (ground IoU of two tours
-    0.45 and 0.38; with the street's road 0.66 and 0.78).
-    """
-    out = np.zeros(classes.shape, bool)
-    if len(path) < 5 or np.linalg.norm(np.diff(path, axis=0), axis=1).sum() < cfg.min_walk_m:
-        return out  # a few photos, or a camera that stays put, has no sides
-    rows, cols = np.nonzero(classes == _CLASS["road"])
-    if len(rows) == 0:
-        return out
-    street_cells = _street_road(classes)
-    street = np.ones(len(rows), bool) if street_cells is None else street_cells[rows, cols]
-    xy = origin + (np.stack([cols, rows], axis=1) + 0.5) * cfg.cell_m
-    axis = path_directions(path)
-    normal = np.stack([-axis[:, 1], axis[:, 0]], axis=1)
-    nearest = scipy.spatial.cKDTree(path).query(xy)[1]
-    lateral = np.einsum("ij,ij->i", xy - path[nearest], normal[nearest])
-    # Share of each position's street cells that lie on its left; smoothed along the path over the
-    # positions that have some (one with none has no say, rather than a share of 0).
-    counts = np.bincount(nearest, street, minlength=len(path))
-    on_left = np.bincount(nearest, street & (lateral > 0), minlength=len(path))
-    left = np.where(counts > 0, on_left / np.maximum(counts, 1), np.nan)
-    left = scipy.ndimage.generic_filter(left, _median_of_finite, size=5, mode="nearest")
-    side = np.where(left >= cfg.road_side_share, 1.0, np.where(left <= 1.0 - cfg.road_side_share, -1.0, 0.0))
-    behind = side[nearest] * lateral < -cfg.walk_margin_m
-    if street_cells is not None:
-        behind &= ~street
-    out[rows[behind], cols[behind]] = True
-    return out
-
-
-def _street_road(classes: np.ndarray) -> np.ndarray | None:
-    """Cells ``(H, W)`` of the road joined to a crossing (through road and crossing cells, 8-neighbour);
-    None where no crossing was found."""
-    road = classes == _CLASS["road"]
+def _place_road(classes: np.ndarray, path: np.ndarray, origin: np.ndarray, cfg: GroundCfg) -> None:
+    """Relabel, in place, the road-coloured cells of ``classes (H, W)`` that are not the street's road
+    (:mod:`urbanverse.layout.road_extent`): behind the walk terrain, where crossings land sidewalk,
+    beyond the curbs the far sidewalk or terrain. ``path (K, 2)``: camera positions (m)."""
     crossing = classes == _CLASS["crosswalk"]
-    if not crossing.any():
-        return None
-    labels, _ = scipy.ndimage.label(road | crossing, np.ones((3, 3)))
-    return road & np.isin(labels, np.unique(labels[crossing]))
-
-
-def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
-    """Road cells ``(H, W)`` where a crossing lands: not road but sidewalk.
-
-    A crossing runs across the road from one paving to another; its length (the long axis of its
-    cells) is the walking direction. Road-labelled cells beyond either end, up to ``landing_m`` and
-    within the crossing's width, are the paving it lands on: at an intersection the grey kerb ramps
-    and corner squares share the asphalt's colour cluster.
-    """
-    out = np.zeros(classes.shape, bool)
-    labels, n = scipy.ndimage.label(classes == _CLASS["crosswalk"])
-    road_rows, road_cols = np.nonzero(classes == _CLASS["road"])
-    if n == 0 or len(road_rows) == 0:
-        return out
-    road = np.stack([road_cols, road_rows], axis=1) + 0.5
-    reach = cfg.landing_m / cfg.cell_m
-    for index in range(1, n + 1):
-        centre, axes, along, across = _principal_axes(*np.nonzero(labels == index))
-        length, width = np.ptp(along) + 1, np.ptp(across) + 1
-        if length < cfg.landing_min_elongation * width:
-            continue
-        a, b = (road - centre) @ axes[0], (road - centre) @ axes[1]
-        beyond = np.maximum(a - along.max(), along.min() - a)
-        landing = (beyond > 0) & (beyond <= reach) & (b >= across.min()) & (b <= across.max())
-        out[road_rows[landing], road_cols[landing]] = True
-    return out
-
-
-def _median_of_finite(values: np.ndarray) -> float:
-    """Median of the finite ``values``; NaN when there are none."""
-    finite = values[np.isfinite(values)]
-    return float(np.median(finite)) if len(finite) else math.nan
+    behind, beside = path_sides(classes == _CLASS["road"], crossing, path, origin, cfg)
+    if cfg.road_side_share < 1.0:
+        classes[behind] = _CLASS["terrain"]
+    if cfg.landing_m > 0:
+        classes[crossing_landings(classes == _CLASS["road"], crossing, cfg)] = _CLASS["sidewalk"]
+    if cfg.curb_reach_m > 0:
+        far_sidewalk, lots = beyond_curbs(classes == _CLASS["road"], crossing, path, beside, cfg)
+        classes[far_sidewalk] = _CLASS["sidewalk"]
+        classes[lots] = _CLASS["terrain"]
 
 
 def _majority(classes: np.ndarray, size: int = 5) -> np.ndarray:
@@ -518,10 +442,7 @@ def run_ground(
     seen = count >= 2
     path_cells = np.clip(np.floor((path - lo) / cfg.cell_m).astype(int)[:, ::-1], 0, np.array(shape) - 1)
     classes = _classify(mean, seen, path_cells, cfg)
-    if cfg.road_side_share < 1.0:
-        classes[_road_behind_path(classes, path, lo, cfg)] = _CLASS["terrain"]
-    if cfg.landing_m > 0:
-        classes[_crossing_landings(classes, cfg)] = _CLASS["sidewalk"]
+    _place_road(classes, path, lo, cfg)
     classes = _majority(classes)
     regions, samples = [], {}
     for name, c in _CLASS.items():

@@ -5,8 +5,10 @@ Modes: ``blind`` (gen sees only the video), ``true_poses`` (camera stage replace
 poses), ``true_poses_boxes`` (and detection + tracking replaced by the true 2D boxes and identities):
 the drop from the last to the first shows where the error comes from. Prints a table per mode (the
 median over tours), the totals over all tours per mode (recall split between the objects the walk
-went past and those ahead of its end, seen only from afar), how the blind camera paths fit the true ones
-(RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the blind line:
+went past and those ahead of its end, seen only from afar; position and yaw errors as medians over
+all the tours' pairs, steadier than the medians of each tour's few), how the blind camera paths fit
+the true ones (RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the
+blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 
@@ -52,6 +54,11 @@ def _oracles(mode: str, gt) -> Oracles:
     recon = (lambda kfs: oracle_reconstruction(gt, kfs)) if "poses" in mode else None
     boxes = (lambda kfs: oracle_detections(gt, kfs)) if "boxes" in mode else None
     return Oracles(recon=recon, detections=boxes, tracks=oracle_tracks if "boxes" in mode else None)
+
+
+def _median(values: list[float]) -> float:
+    """Median of ``values``; NaN when there are none."""
+    return float(np.median(values)) if values else math.nan
 
 
 def main() -> None:
@@ -122,12 +129,14 @@ def main() -> None:
         near = sum(x["precision_1m"] * x["generated"] for x in r)
         right = sum(x["cat_acc"] * x["matched"] for x in r)
         ahead, hits_ahead = (sum(x[k] for x in r) for k in ("true_ahead", "hits_ahead"))
+        pos, yaw = ([e for x in r for e in x[k]] for k in ("pos_errors_m", "yaw_errors_deg"))
         print(
             f"pooled {mode}: recall_1m {hits:.0f}/{seen:.0f} = {hits / max(seen, 1):.3f} "
             f"(passed {hits - hits_ahead:.0f}/{seen - ahead:.0f}, ahead of the walk's end "
             f"{hits_ahead:.0f}/{ahead:.0f}), precision_1m {near:.0f}/{generated:.0f} = "
             f"{near / max(generated, 1):.3f}, "
-            f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}"
+            f"cat_acc {right:.0f}/{matched:.0f} = {right / max(matched, 1):.3f}, "
+            f"pos_err_m {_median(pos):.2f} ({len(pos)} pairs), yaw_err_deg {_median(yaw):.1f} ({len(yaw)})"
         )
     if paths:
         print(

@@ -67,6 +67,8 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["recall_1m"] == scores["precision_1m"] == scores["cat_acc"] == 1.0
     assert scores["matched"] == scores["generated"] == len(scene.objects)
     assert scores["pos_err_m"] == 0.0 and scores["ground_iou"] == pytest.approx(1.0)
+    assert scores["pos_errors_m"] == [0.0] * len(scene.objects)
+    assert scores["yaw_errors_deg"] and max(scores["yaw_errors_deg"]) == pytest.approx(0.0, abs=1e-9)
     assert scores["hits_ahead"] == scores["true_ahead"]
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)

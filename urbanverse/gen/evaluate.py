@@ -176,9 +176,11 @@ def _ground_iou(generated: Scene, truth: Scene, transform: np.ndarray, cell: flo
 
 def compare_scenes(
     generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
-) -> dict[str, float]:
+) -> dict[str, float | list[float]]:
     """The round-trip scores (see module docstring); ``aligned``: the generated scene is already in the
-    true frame (oracle poses)."""
+    true frame (oracle poses). Besides the scores (floats), ``pos_errors_m`` and ``yaw_errors_deg``
+    list each matched pair's planar distance (m) and each oriented pair's yaw error (deg), for
+    medians over several tours' pairs."""
     transform = np.eye(3) if aligned else planar_alignment(generated, tour)
     rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
     gen = []
@@ -203,12 +205,14 @@ def compare_scenes(
     ahead = ahead_of_walk(truth, tour, sorted(seen))
     out["true_ahead"] = float(len(ahead))
     out["hits_ahead"] = float(sum(c in ahead for _, c in within))
-    out["pos_err_m"] = float(np.median([dist[r, c] for r, c in pairs])) if pairs else float("nan")
+    out["pos_errors_m"] = [float(dist[r, c]) for r, c in pairs]
+    out["pos_err_m"] = float(np.median(out["pos_errors_m"])) if pairs else float("nan")
     yaw_errors = [
         abs(math.degrees(math.remainder(gen[r][1] - true[c][1], 2 * math.pi)))
         for r, c in pairs
         if _oriented(true[c][3])
     ]
+    out["yaw_errors_deg"] = yaw_errors
     out["yaw_err_deg"] = float(np.median(yaw_errors)) if yaw_errors else float("nan")
     out["volume_err"] = (
         float(np.median([abs(np.prod(gen[r][2]) / np.prod(true[c][2]) - 1.0) for r, c in pairs]))

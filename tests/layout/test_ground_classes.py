@@ -46,9 +46,9 @@ def _street(rows: dict[str, tuple[float, float]], width_m: float = 30.0) -> tupl
         "brickshade": "#484137",
         "brickshadow": "#2f2921",
         "asphalt": "#242326",
-        # Lab (17, 9, 7): red pavers in a building's shade; (52, 0, 1): asphalt faded in the sun.
-        "redshade": "#3a2622",
-        "fadedasphalt": "#7d7c7a",
+        # Lab (22, 11, 8): red pavers in a building's shade; (36, 0, 1): asphalt in the sun.
+        "redshade": "#482e29",
+        "sunasphalt": "#555553",
     }
     height = max(y1 for _, y1 in rows.values())
     grid = np.zeros((int(round(height / CELL)), int(round(width_m / CELL)), 3), np.float32)
@@ -81,18 +81,18 @@ def test_sidewalk_in_sun_and_shade_stays_sidewalk_and_the_road_stays_road():
 
 
 def test_red_paving_in_shade_is_not_asphalt():
-    """The walk crosses red pavers in sun and in shade (L* 17: as dark as the asphalt in shade, a*, b*
-    a third of the sunlit ones'); the asphalt is faded in the sun (L* 52). Three clusters for four
+    """The walk crosses red pavers in sun and in shade (L* 22: near the asphalt in shade, L* 14; a*, b*
+    under half the sunlit ones'); the asphalt lies in shade and in sun (L* 36). Three clusters for four
     colours: with the raw colours the shaded pavers went with the shaded asphalt, the walked cluster,
     and that road became sidewalk (the intersection tour); with chroma taken relative to lightness
     the pavers stay together and the asphalt stays road."""
-    rows = {"red": (0, 3), "redshade": (3, 9), "asphalt": (9, 14), "fadedasphalt": (14, 20)}
+    rows = {"red": (0, 3), "redshade": (3, 9), "asphalt": (9, 14), "sunasphalt": (14, 20)}
     grid, masks = _street(rows)
     walk = np.concatenate([_path(1.5), _path(4.5), _path(6.0), _path(7.5)])
     seen = np.ones(grid.shape[:2], bool)
     classes = _classify(grid, seen, walk, GroundCfg())
     assert (classes[masks["redshade"]] == _CLASS["sidewalk"]).mean() > 0.95
-    for part in ("asphalt", "fadedasphalt"):
+    for part in ("asphalt", "sunasphalt"):
         assert (classes[masks[part]] == _CLASS["road"]).mean() > 0.95
     raw = _classify(grid, seen, walk, GroundCfg(chroma_lightness=0.0))
     assert (raw[masks["asphalt"]] == _CLASS["sidewalk"]).mean() > 0.95

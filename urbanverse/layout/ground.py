@@ -8,7 +8,8 @@ in Lab), walked paving being the clusters under the camera path (not counting th
 1 m of a crosswalk: they cross the road) and road the darkest, greyest of the others; areas of narrow
 light paint lines on darker paving, 3-20 m long, are crosswalk; road on the far side of the camera
 path from the street's road (the road joined to a crossing; a facade cast onto its lot, a lot's grey
-gravel) is terrain. The class grid is cleaned with a majority filter and
+gravel) is terrain, and so is what lies beyond a crossing's far curb (or the far sidewalk, near it:
+:mod:`urbanverse.layout.road_extent`). The class grid is cleaned with a majority filter and
 vectorised into polygons (OpenCV contours, simplified with shapely).
 """
 
@@ -278,16 +279,14 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     """Cells ``(H, W)`` of ``rest`` whose colour is a walked paving's rather than the road's.
 
     ``lab``: CIE Lab colours ``(H, W, 3)``. The cells are split into ``colour_clusters`` k-means
-    clusters, lightness weighted by ``lightness_weight``. A cluster holding at least ``walked_share``
-    of the most-walked cluster's path cells is walked paving; of the others (each at least 5 % of
-    the cells), the darkest and greyest (smallest L* + chroma) is road: asphalt is dark and grey,
-    pavings come in every colour. Any cluster left joins the nearer of the two in colour, lightness
-    weighted again (sun and shade change a paving's lightness more than its hue). With no path cell
-    in view, the largest cluster is road and the next largest walked paving. With two clusters
-    alone, a sidewalk in sun and shade splits in two and the road joins the shaded half.
+    clusters, lightness weighted by ``lightness_weight`` and chroma taken relative to lightness
+    (``chroma_lightness``: a paving in a building's shadow is as dark as asphalt but keeps its hue).
+    A cluster holding at least ``walked_share`` of the most-walked cluster's path cells is walked
+    paving; of the others (each at least 5 % of the cells), the darkest and greyest (smallest mean
+    L* + chroma) is road: asphalt is dark and grey, pavings come in every colour. Any cluster left
+    joins the nearer of the two in mean colour, lightness weighted again. With no path cell in view,
+    the largest cluster is road and the next largest walked paving.
     """
-    # Lightness weighted down in the clustering too: a paving in a building's shadow is as dark as
-    # asphalt but keeps its hue.
     weight = np.array([cfg.lightness_weight, 1.0, 1.0], np.float32)
     values = lab[rest].astype(np.float32) * weight
     if cfg.chroma_lightness > 0:

@@ -69,6 +69,12 @@ def _crossings(crossing: np.ndarray, min_elongation: float) -> list[CellShape]:
     return [s for s in shapes if s.length >= min_elongation * s.width]
 
 
+def _walks(path: np.ndarray, cfg: GroundCfg) -> bool:
+    """Whether camera positions ``path (K, 2)`` (m) walk: a few photos, or a camera that stays put,
+    has no sides and no walking direction."""
+    return len(path) >= 5 and float(np.linalg.norm(np.diff(path, axis=0), axis=1).sum()) >= cfg.min_walk_m
+
+
 def _road_cells(road: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(rows, cols, centres (N, 2))`` of the road cells (centres in cell units, x then y)."""
     rows, cols = np.nonzero(road)
@@ -102,10 +108,8 @@ def path_sides(
     (ground IoU of two tours 0.45 and 0.38; with the street's road 0.66 and 0.78).
     """
     behind, beside = np.zeros(road.shape, bool), np.zeros(road.shape, bool)
-    if len(path) < 5 or np.linalg.norm(np.diff(path, axis=0), axis=1).sum() < cfg.min_walk_m:
-        return behind, beside  # a few photos, or a camera that stays put, has no sides
     rows, cols, cells = _road_cells(road)
-    if len(rows) == 0:
+    if not _walks(path, cfg) or len(rows) == 0:
         return behind, beside
     street_cells = street_road(road, crossing)
     street = np.ones(len(rows), bool) if street_cells is None else street_cells[rows, cols]
@@ -169,7 +173,7 @@ def beyond_curbs(
     """
     sidewalk, terrain = np.zeros(road.shape, bool), np.zeros(road.shape, bool)
     rows, cols, cells = _road_cells(road)
-    if len(path) < 5 or np.linalg.norm(np.diff(path, axis=0), axis=1).sum() < cfg.min_walk_m or not len(rows):
+    if not _walks(path, cfg) or len(rows) == 0:
         return sidewalk, terrain
     offsets = path - path.mean(axis=0)
     walk = np.linalg.eigh(offsets.T @ offsets)[1][:, -1]  # the path's main direction

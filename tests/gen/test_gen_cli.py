@@ -98,6 +98,9 @@ def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error
     [
         ("lift.nope=1", "nope"),
         ("ground.threads=0", "ground.threads"),
+        ("ground.crossing_length_m=[20, 3]", "ground.crossing_length_m"),
+        ("ground.curb_reach_m=-5", "ground.curb_reach_m"),
+        ("ground.lightness_weight=0", "ground.lightness_weight"),
         ("dense.threads=0", "dense.threads"),
         ("lift.consensus_m=-1", "lift.consensus_m"),
     ],

@@ -131,6 +131,20 @@ class GroundCfg:
     def __post_init__(self) -> None:
         if self.threads < 1:
             raise InputError(f"ground.threads: expected >= 1, got {self.threads}")
+        lo, hi = self.crossing_length_m
+        if not 0 <= lo <= hi:
+            raise InputError(
+                f"ground.crossing_length_m: expected [min, max] with 0 <= min <= max, got [{lo}, {hi}]"
+            )
+        for name in ("chroma_lightness", "curb_reach_m", "crossing_band_margin_m", "far_sidewalk_m"):
+            if not getattr(self, name) >= 0:
+                raise InputError(f"ground.{name}: expected >= 0, got {getattr(self, name)}")
+        if not self.chroma_max_gain >= 1:
+            raise InputError(f"ground.chroma_max_gain: expected >= 1, got {self.chroma_max_gain}")
+        if not self.lightness_weight > 0:
+            raise InputError(f"ground.lightness_weight: expected > 0, got {self.lightness_weight}")
+        if not 0 <= self.across_walk_deg <= 90:
+            raise InputError(f"ground.across_walk_deg: expected 0..90, got {self.across_walk_deg}")
 
 
 @record
@@ -291,7 +305,7 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     values = lab[rest].astype(np.float32) * weight
     if cfg.chroma_lightness > 0:
         # Chroma relative to lightness: shade darkens a paving's a*, b* with its L*.
-        gain = cfg.chroma_lightness / np.maximum(values[:, 0] / weight[0], 1.0)
+        gain = cfg.chroma_lightness / np.maximum(lab[rest][:, 0], 1.0)
         values[:, 1:] *= np.minimum(gain, cfg.chroma_max_gain)[:, None]
     k = min(cfg.colour_clusters, len(values))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)

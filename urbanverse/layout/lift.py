@@ -88,7 +88,7 @@ class LiftCfg:
     round-trip tours they moved 14 objects, 6 nearer the truth and 8 farther (one tree 0.15 -> 4.3 m)."""
 
     def __post_init__(self) -> None:
-        for name in ("consensus_m", "consensus_share"):
+        for name in ("consensus_m", "consensus_share", "min_road_piece_m2"):
             if not getattr(self, name) >= 0:
                 raise InputError(f"lift.{name}: expected >= 0, got {getattr(self, name)}")
 

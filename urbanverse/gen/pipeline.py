@@ -34,7 +34,7 @@ from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_g
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_lifting
 from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals, is_green
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
-from urbanverse.perception.crop_classifier import classifier_digest
+from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.records import (
     DETECTIONS_FILE,
@@ -295,7 +295,7 @@ def scene_stages(
         raise InputError(f"{source}: no usable ground was seen (no pixels below the horizon)")
     surface = surface_height(layout, curb_of(layout))
     road = road_points(layout, min_piece_m2=cfg.lift.min_road_piece_m2)
-    looks = classifier_digest(cfg.proposals.crop_classifier)
+    looks = classifier_digest(cfg.proposals.crop_classifier, PROPOSAL_CLASSIFIER)
     lift_key = config_hash(track_key, recon_key, ground_key, cfg.lift, cfg.proposals, cfg.crowns, looks)
 
     def lift(w: Path) -> LiftedObjects:

@@ -86,7 +86,12 @@ from urbanverse.layout.lift import (
     tree_class_from_shape,
 )
 from urbanverse.layout.street import StreetFrame, along_street, orient
-from urbanverse.perception.crop_classifier import classifier_path, load_crop_classifier, look_outranks
+from urbanverse.perception.crop_classifier import (
+    PROPOSAL_CLASSIFIER,
+    classifier_path,
+    load_crop_classifier,
+    look_outranks,
+)
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.record import Reconstruction
 
@@ -153,7 +158,8 @@ class ProposalCfg:
     score: float = 0.3
     crop_classifier: str = "shipped"
     """The crop classifier (``.npz``) that names proposals by their look: "shipped" for the project's
-    (:data:`urbanverse.perception.crop_classifier.DEFAULT_CLASSIFIER`), a path, or "" for shape alone."""
+    (:data:`urbanverse.perception.crop_classifier.PROPOSAL_CLASSIFIER`, trained on proposals' boxes), a
+    path, or "" for shape alone."""
     crop_views: int = 3
     """Keyframes (the nearest that saw it) whose crops of a proposal are classified."""
     size_weight: float = 1.0
@@ -576,7 +582,7 @@ def add_proposals(
         return lifted
     green = is_green(cloud.rgb) if green is None else green
     proposals = located_proposals(recon, cloud, images, cfg, green)
-    classifier_file = classifier_path(cfg.crop_classifier)
+    classifier_file = classifier_path(cfg.crop_classifier, PROPOSAL_CLASSIFIER)
     if classifier_file is not None:
         classifier = load_crop_classifier(classifier_file)
         looks = class_log_probabilities(proposal_views(recon, proposals, cfg), images, classifier)

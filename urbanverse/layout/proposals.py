@@ -531,14 +531,14 @@ def located_proposals(
     cfg: ProposalCfg,
     green: np.ndarray | None = None,
 ) -> list[Proposal]:
-    """The proposals of the keyframes' dense points ``cloud`` (module docstring), heights measured
-    from the walked ground, each with :func:`top_cut` set from the keyframes' RGB ``images``
-    (working size); ``green (N,)``: :func:`is_green` of the cloud's colours, computed here when
-    None."""
-    # Heights from the walked ground; the boxes that top_cut and the crops project still stand on
-    # z = 0: raising them by the walked ground's height (a few tenths of a metre at most) named
-    # fewer objects right on the round trip (ten tours: 85 of 131 matched pairs -> 83 of 134).
-    cloud = levelled(cloud, recon, cfg)
+    """The proposals of the keyframes' dense points ``cloud``, its heights measured from the walked
+    ground (:func:`levelled`; module docstring), each with :func:`top_cut` set from the keyframes'
+    RGB ``images`` (working size); ``green (N,)``: :func:`is_green` of the cloud's colours, computed
+    here when None.
+
+    The boxes that top_cut and the crops project still stand on z = 0: raising them by the walked
+    ground's height (a few tenths of a metre at most) named fewer objects right on the round trip
+    (ten tours: 85 of 131 matched pairs -> 83 of 134)."""
     green = is_green(cloud.rgb) if green is None else green
     sight = {k.index: np.asarray(k.position[:2]) for k in recon.registered}
     return [
@@ -580,6 +580,7 @@ def add_proposals(
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
+    cloud = levelled(cloud, recon, cfg)
     green = is_green(cloud.rgb) if green is None else green
     proposals = located_proposals(recon, cloud, images, cfg, green)
     classifier_file = classifier_path(cfg.crop_classifier, PROPOSAL_CLASSIFIER)
@@ -592,6 +593,6 @@ def add_proposals(
     added = proposal_objects(left, tracked, street, cfg)
     counts = {**lifted.dropped, "proposals_unnamed": len(left) - len(added)}
     if cfg.facades.enabled:
-        facades = find_facades(levelled(cloud, recon, cfg), path, green, cfg.facades)
+        facades = find_facades(cloud, path, green, cfg.facades)
         added += facade_objects(facades, PROPOSAL_TRACK_BASE + len(added), cfg.facades, recon)
     return dataclasses.replace(lifted, objects=tuple(tracked + added), dropped=counts)

@@ -15,6 +15,7 @@ from urbanverse.perception.boxes import Candidate
 from urbanverse.perception.crop_classifier import (
     DEFAULT_CLASSIFIER,
     MIN_CROP_PX,
+    PROPOSAL_CLASSIFIER,
     CropClassifier,
     classifier_digest,
     classifier_path,
@@ -150,3 +151,12 @@ def test_faint_detections_stay_only_where_the_look_confirms_their_family() -> No
     assert [(c.label, m.category) for c, m in out] == [("car", "sedan"), ("truck", "sedan")]
     assert out[0][0].score == pytest.approx(1 - 0.8 * 0.0900, abs=1e-3)
     assert out[1][0].score == 0.6
+
+
+@pytest.mark.skipif(not PROPOSAL_CLASSIFIER.is_file(), reason="the shipped probes are not in this checkout")
+def test_shipped_means_the_box_probe_for_detectors_and_the_proposal_probe_for_proposals() -> None:
+    assert classifier_path("shipped") == DEFAULT_CLASSIFIER
+    assert classifier_path("shipped", PROPOSAL_CLASSIFIER) == PROPOSAL_CLASSIFIER
+    assert classifier_digest("shipped") != classifier_digest("shipped", PROPOSAL_CLASSIFIER)
+    boxes, proposals = load_crop_classifier(DEFAULT_CLASSIFIER), load_crop_classifier(PROPOSAL_CLASSIFIER)
+    assert boxes.classes == proposals.classes and proposals.meta["proposal_crops"] > 0

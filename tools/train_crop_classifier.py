@@ -41,11 +41,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from PIL import Image
 from sklearn.linear_model import LogisticRegression
 
 from urbanverse.gen.evaluate import planar_alignment
-from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, run_gen
+from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, keyframe_images, keyframe_paths, run_gen
 from urbanverse.layout.proposals import levelled, located_proposals, proposal_views
 from urbanverse.perception.appearance import embed_crops
 from urbanverse.perception.crop_classifier import (
@@ -106,8 +105,7 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
     cfg = GenCfg()
     run_gen(video, out, cfg, resume=False)
     work = out / "work"
-    keyframes = load_keyframes(work / "01_video").keyframes
-    images = {k.index: np.asarray(Image.open(work / "01_video" / k.image).convert("RGB")) for k in keyframes}
+    images = keyframe_images(keyframe_paths(work / "01_video", load_keyframes(work / "01_video")))
     recon = load_reconstruction(work / "04_recon")
     cloud = levelled(load_cloud(work / "05_ground" / DENSE_FILE), recon, cfg.proposals)
     proposals = located_proposals(recon, cloud, images, cfg.proposals)
@@ -118,11 +116,12 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
         distance = np.linalg.norm(true_xy - (to_truth[:2, :2] @ p.xy + to_truth[:2, 2]), axis=1)
         if not len(distance) or distance.min() > args.proposal_match_m:
             continue
+        category = truth.objects[int(np.argmin(distance))].category
         for keyframe, box in views:
             c = crop(images[keyframe], box, args.pad)
             if c is not None:
                 crops.append(c)
-                labels.append(truth.objects[int(np.argmin(distance))].category)
+                labels.append(category)
     return crops, labels
 
 
@@ -132,6 +131,7 @@ def _embedded_tours(args, start: float, proposals: bool) -> tuple[np.ndarray, np
     rng = np.random.default_rng(args.first_seed)
     embeddings, labels, tour_of = [], [], []
     count = args.proposal_tours if proposals else args.tours
+    kind = "proposal tour" if proposals else "tour"
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(count):
             if proposals:
@@ -141,7 +141,6 @@ def _embedded_tours(args, start: float, proposals: bool) -> tuple[np.ndarray, np
             embeddings.append(embed_crops(crops, size=args.size) if crops else np.zeros((0, 1280)))
             labels += names
             tour_of += [i] * len(names)
-            kind = "proposal tour" if proposals else "tour"
             elapsed = time.perf_counter() - start
             print(f"{kind} {i + 1}/{count}: {len(names)} crops ({elapsed:.0f} s)", flush=True)
     x = np.concatenate(embeddings) if embeddings else np.zeros((0, 1280))

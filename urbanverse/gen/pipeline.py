@@ -143,11 +143,13 @@ def _beside(work: Callable[[threading.Event], T]) -> Iterator[Future[T]]:
         cv2.setNumThreads(prior)
 
 
-def _frames(work: Path, kfs) -> list[tuple[int, Path]]:
+def keyframe_paths(work: Path, kfs: KeyframeSet) -> list[tuple[int, Path]]:
+    """``(keyframe index, image path)`` of the keyframes ``kfs`` the video stage wrote to ``work``."""
     return [(k.index, work / k.image) for k in kfs.keyframes]
 
 
-def _images(frames: list[tuple[int, Path]]) -> dict[int, np.ndarray]:
+def keyframe_images(frames: list[tuple[int, Path]]) -> dict[int, np.ndarray]:
+    """Keyframe index -> RGB image (working size) of :func:`keyframe_paths`' ``frames``."""
     return {i: np.asarray(Image.open(p).convert("RGB")) for i, p in frames}
 
 
@@ -223,7 +225,7 @@ def scene_stages(
     (``time.perf_counter``). ``name``: the scene's (default: the folder's)."""
     source, kfs, video_key, video_work = shot.source, shot.keyframes, shot.key, shot.images
     oracles = oracles or Oracles()
-    frames = _frames(video_work, kfs)
+    frames = keyframe_paths(video_work, kfs)
     looks = classifier_digest(cfg.detection.crop_classifier)  # the model file, not only its name
     det_key = config_hash(video_key, cfg.detection, looks, oracles.detections is not None)
     track_key = config_hash(det_key, cfg.tracking, oracles.tracks is not None)
@@ -273,7 +275,7 @@ def scene_stages(
         dets, tracks = perception.result()
     if not recon.registered:
         raise InputError(f"{source}: no camera pose could be recovered (no usable frames)")
-    images = _images(frames)
+    images = keyframe_images(frames)
     recon_work = out_dir / "work" / "04_recon"
     ground_key = config_hash(recon_key, det_key, cfg.ground, cfg.dense)
     ground_work = out_dir / "work" / "05_ground"

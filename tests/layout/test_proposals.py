@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.video.synth import Street, camera_path, street_reconstruction
+from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.layout.proposals import (
@@ -313,6 +314,36 @@ def test_a_post_whose_points_trail_along_the_line_of_sight_stands_at_their_near_
     (bench,) = find_proposals(_cloud(_box((2.0, -4.0), (1.8, 0.5, 0.8), WOOD)), cfg, abeam)
     assert not smeared(bench, cfg) and bench.xy == pytest.approx((2.0, -4.0), abs=0.2)
     assert not smeared(seen, dataclasses.replace(cfg, smear_angle_deg=0.0))
+
+
+def _near_side_of_crown(centre, radius, cameras, n=3000):
+    """Green points on the half of a spherical crown (``radius`` m, centre ``(x, y)`` at 3 m up) that
+    faces the cameras (keyframe -> (x, y)): what flow sees of a tree from the sidewalk."""
+    sight = np.asarray(centre) - np.mean(list(cameras.values()), axis=0)
+    sight /= np.linalg.norm(sight)
+    normal = RNG.normal(size=(4 * n, 3))
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    normal = normal[normal[:, :2] @ sight < 0][:n]  # the hemisphere facing the cameras
+    xyz = np.r_[centre, 3.0] + radius * normal
+    return xyz, np.tile(np.array(GREEN, np.uint8), (len(xyz), 1)), RNG.choice(list(cameras), len(xyz))
+
+
+def test_a_crown_seen_from_one_side_moves_back_along_the_line_of_sight() -> None:
+    """Its points are the crown's near half: their centre lies before the trunk, by about half the
+    radius; the tree stands ``crown_depth_share`` of its radius farther along the line of sight."""
+    cameras = {0: np.array([3.0, 0.0]), 1: np.array([5.0, 0.0]), 2: np.array([7.0, 0.0])}
+    cloud = _cloud(_near_side_of_crown((5.0, -5.0), 1.6, cameras))
+    cfg = dataclasses.replace(ProposalCfg(), crop_classifier="")
+    (crown,) = find_proposals(cloud, cfg, cameras)
+    assert crown.xy[1] > -4.6  # the near half's centre, before the trunk
+    placed = {
+        share: proposal_objects([crown], [], STREET, dataclasses.replace(cfg, crown_depth_share=share))[0]
+        for share in (0.0, 0.5)
+    }
+    assert placed[0.5].category == placed[0.0].category and get_class(placed[0.5].category).l1 == "vegetation"
+    assert placed[0.0].position[:2] == pytest.approx(crown.xy)
+    assert placed[0.5].position[1] == pytest.approx(crown.xy[1] - 0.25 * placed[0.5].size[0], abs=0.05)
+    assert abs(placed[0.5].position[1] + 5.0) < abs(placed[0.0].position[1] + 5.0)
 
 
 def test_a_cluster_much_lower_than_the_tracked_tree_is_a_part_of_it() -> None:

@@ -403,8 +403,9 @@ def _placed(
         along_ray = cos * size[0] + math.sqrt(max(0.0, 1.0 - cos**2)) * size[1]
         if along_ray < p.long_m / extent_share:
             xy = p.xy + (0.5 * along_ray - p.near_m) * p.ray
-    elif cls.l1 == "vegetation" and p.ray is not None:
-        xy = p.xy + cfg.crown_depth_share * 0.5 * size[0] * p.ray
+    elif cls.l1 == "vegetation":
+        if p.ray is not None:
+            xy = p.xy + cfg.crown_depth_share * 0.5 * size[0] * p.ray
     elif missing > 0:  # only the near face was seen: move back
         across = np.array([-p.axis[1], p.axis[0]])
         nearest = street.path[int(np.argmin(np.linalg.norm(street.path - p.xy, axis=1)))]

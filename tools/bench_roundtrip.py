@@ -12,6 +12,10 @@ blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 
+``--plots DIR`` writes a top-down map per tour and mode (``match_<tour>_<mode>.png``,
+:mod:`urbanverse.gen.match_plot`): the true objects found, paired farther out or missed, the
+generated ones joined to their pairs, the two camera paths.
+
 ``--first-tour N`` starts at tour N (street seed N + 1, walk seed N), so ``--first-tour 10 --tours 10``
 adds ten more streets to a set. ``--set stage.field=value`` (repeatable) runs gen with a setting
 changed, as ``urbanverse gen --set``
@@ -30,6 +34,7 @@ import numpy as np
 
 from urbanverse.config import apply_overrides
 from urbanverse.gen.evaluate import camera_path_errors, compare_scenes
+from urbanverse.gen.match_plot import plot_match
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.gen.pipeline import GenCfg, Oracles, run_gen
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
@@ -79,6 +84,9 @@ def main() -> None:
         "--keep", type=Path, default=None, help="keep scenes, tours and generated scenes here"
     )
     parser.add_argument(
+        "--plots", type=Path, default=None, help="write a top-down map of each tour's matches here"
+    )
+    parser.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="STAGE.FIELD=VALUE",
         help="a gen setting to change (repeatable), as with urbanverse gen --set",
     )  # fmt: skip
@@ -114,6 +122,9 @@ def main() -> None:
                     gen_s_per_min.append(elapsed / args.seconds * 60.0)
                     paths.append(camera_path_errors(scene, gt))
                     shown += " " + " ".join(f"{k}={v:.3f}" for k, v in paths[-1].items())
+                if args.plots:
+                    title = f"tour {i} ({style}), {mode}"
+                    plot_match(scene, truth, gt, args.plots / f"match_{i}_{mode}.png", title, mode != "blind")
                 counts = f"objects={scores['generated']:.0f}/{scores['true_seen']:.0f}"
                 print(f"tour {i} ({style}) {mode}: {shown} {counts} "
                       f"recon={report.recon_mode} gen_s={elapsed:.1f}", flush=True)  # fmt: skip

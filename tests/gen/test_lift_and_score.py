@@ -9,10 +9,12 @@ import shutil
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.gen.evaluate import ahead_of_walk, camera_path_errors, compare_scenes, seen_objects
+from urbanverse.gen.match_plot import plot_match
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import (
     SHAPED_TREES,
@@ -72,6 +74,31 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["hits_ahead"] == scores["true_ahead"]
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)
+
+
+def test_the_match_map_shows_what_the_scores_count(tour, tmp_path):
+    """Against the truth: one object moved 1.5 m, one renamed, one left out. The map counts one hit
+    fewer per change, one pair farther out, one missed, one named wrong, as the scores do."""
+    root, gt, _ = tour
+    scene = load_scene(root / "example")
+    xy = np.array([o.position[:2] for o in scene.objects])
+    gaps = np.sort(np.linalg.norm(xy[:, None] - xy[None], axis=2), axis=1)[:, 1]
+    moved, renamed, dropped = [i for i in seen_objects(scene, gt) if gaps[i] > 4.0][:3]
+    objects = list(scene.objects)
+    x, y, z = objects[moved].position
+    objects[moved] = dataclasses.replace(objects[moved], position=(x + 1.5, y, z))
+    other = "bench" if objects[renamed].category != "bench" else "bollard"
+    objects[renamed] = dataclasses.replace(objects[renamed], category=other)
+    del objects[dropped]
+    generated = dataclasses.replace(scene, objects=tuple(objects))
+    counts = plot_match(generated, scene, gt, tmp_path / "map.png", "test", aligned=True)
+    scores = compare_scenes(generated, scene, gt, aligned=True)
+    seen = len(seen_objects(scene, gt))
+    assert counts["hit"] == round(scores["recall_1m"] * seen) == seen - 2
+    assert (counts["paired"], counts["missed"], counts["wrong_class"]) == (1, 1, 1)
+    assert counts["unseen"] == len(scene.objects) - seen and counts["generated"] == len(scene.objects) - 1
+    image = np.asarray(Image.open(tmp_path / "map.png").convert("RGB"))
+    assert image.shape[1] > 800 and len(np.unique(image.reshape(-1, 3), axis=0)) > 50
 
 
 def test_objects_beyond_the_walk_s_last_camera_lie_ahead_of_it(tour):

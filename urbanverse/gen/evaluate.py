@@ -19,6 +19,7 @@ a type covering 1 % of the area weighs 1 %).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -174,6 +175,54 @@ def _ground_iou(generated: Scene, truth: Scene, transform: np.ndarray, cell: flo
     return float(np.average(ious, weights=weights)) if ious else 0.0
 
 
+#: Generated and true objects farther apart than this (m) are not paired.
+PAIR_RADIUS_M = 2.0
+#: A pair at most this far apart (m) counts for precision and recall.
+HIT_RADIUS_M = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ObjectMatch:
+    """Generated objects matched to true ones (module docstring), in the true scene's frame.
+
+    ``transform``: 3x3 homogeneous planar map from the generated scene's frame to the true one;
+    ``generated_xy (G, 2)``: the generated objects' positions moved by it (m); ``distance (G, T)``:
+    planar distances to the true objects (m); ``pairs``: ``(generated index, true index)`` of the
+    Hungarian matching, under ``PAIR_RADIUS_M`` apart; ``seen``: the true objects the walk passes
+    (:func:`seen_objects`), ``ahead`` those of them ahead of its end (:func:`ahead_of_walk`)."""
+
+    transform: np.ndarray
+    generated_xy: np.ndarray
+    distance: np.ndarray
+    pairs: list[tuple[int, int]]
+    seen: set[int]
+    ahead: set[int]
+
+    def hits(self) -> list[tuple[int, int]]:
+        """The pairs at most ``HIT_RADIUS_M`` apart."""
+        return [(r, c) for r, c in self.pairs if self.distance[r, c] <= HIT_RADIUS_M]
+
+
+def match_objects(
+    generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
+) -> ObjectMatch:
+    """The objects of ``generated`` matched to those of ``truth`` (the scene ``tour`` walked through);
+    ``aligned``: the generated scene is already in the true frame (oracle poses)."""
+    transform = np.eye(3) if aligned else planar_alignment(generated, tour)
+    xy = np.array(
+        [transform[:2, :2] @ np.asarray(o.position[:2]) + transform[:2, 2] for o in generated.objects]
+    )
+    xy = xy.reshape(-1, 2)
+    true_xy = np.array([t.position[:2] for t in truth.objects], float).reshape(-1, 2)
+    dist = np.linalg.norm(xy[:, None, :] - true_xy[None, :, :], axis=2)
+    pairs = []
+    if dist.size:
+        rows, cols = scipy.optimize.linear_sum_assignment(np.where(dist < PAIR_RADIUS_M, dist, 1e6))
+        pairs = [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if dist[r, c] < PAIR_RADIUS_M]
+    seen = seen_objects(truth, tour)
+    return ObjectMatch(transform, xy, dist, pairs, set(seen), ahead_of_walk(truth, tour, sorted(seen)))
+
+
 def compare_scenes(
     generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
 ) -> dict[str, float | list[float]]:
@@ -181,28 +230,27 @@ def compare_scenes(
     true frame (oracle poses). Besides the scores (floats), ``pos_errors_m`` and ``yaw_errors_deg``
     list each matched pair's planar distance (m) and each oriented pair's yaw error (deg), for
     medians over several tours' pairs."""
-    transform = np.eye(3) if aligned else planar_alignment(generated, tour)
+    match = match_objects(generated, truth, tour, aligned)
+    transform, dist, pairs, seen, ahead = (
+        match.transform,
+        match.distance,
+        match.pairs,
+        match.seen,
+        match.ahead,
+    )
     rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
-    gen = []
-    for o in generated.objects:
-        xy = transform[:2, :2] @ np.asarray(o.position[:2]) + transform[:2, 2]
-        gen.append(((xy[0], xy[1], o.position[2]), o.yaw + rot_yaw, o.size, o.category, o.confidence))
-    seen = set(seen_objects(truth, tour))
+    gen = [
+        ((x, y, o.position[2]), o.yaw + rot_yaw, o.size, o.category, o.confidence)
+        for (x, y), o in zip(match.generated_xy, generated.objects, strict=True)
+    ]
     true = [(t.position, t.yaw, t.size, t.category) for t in truth.objects]
     out = {"generated": float(len(gen)), "true_seen": float(len(seen))}
-    if gen and true:
-        dist = np.array([[math.dist(g[0][:2], t[0][:2]) for t in true] for g in gen])
-        rows, cols = scipy.optimize.linear_sum_assignment(np.where(dist < 2.0, dist, 1e6))
-        pairs = [(r, c) for r, c in zip(rows, cols, strict=True) if dist[r, c] < 2.0]
-    else:
-        dist, pairs = np.zeros((len(gen), len(true))), []
     # Precision over everything generated (matching any true object); recall over the objects passed.
-    within = [(r, c) for r, c in pairs if dist[r, c] <= 1.0]
+    within = match.hits()
     out["matched"] = float(len(pairs))
     out["cat_acc"] = float(np.mean([gen[r][3] == true[c][3] for r, c in pairs])) if pairs else 0.0
     out["precision_1m"] = len(within) / len(gen) if gen else 0.0
     out["recall_1m"] = sum(c in seen for _, c in within) / len(seen) if seen else 0.0
-    ahead = ahead_of_walk(truth, tour, sorted(seen))
     out["true_ahead"] = float(len(ahead))
     out["hits_ahead"] = float(sum(c in ahead for _, c in within))
     out["pos_errors_m"] = [float(dist[r, c]) for r, c in pairs]

@@ -191,6 +191,15 @@ def test_heights_are_measured_from_the_ground_the_walk_followed() -> None:
     )
 
 
+def test_a_bump_of_the_ground_is_no_object_but_a_low_bench_is() -> None:
+    cfg = ProposalCfg()
+    bump = _box((2.0, -2.0), (1.5, 1.0, 0.28), GREY)
+    bench = _box((6.0, -2.0), (1.8, 0.4, 0.4), WOOD)
+    (found,) = find_proposals(_cloud(bump, bench), cfg)
+    assert found.xy == pytest.approx((6.0, -2.0), abs=0.2)
+    assert len(find_proposals(_cloud(bump, bench), dataclasses.replace(cfg, min_top_m=0.0))) == 2
+
+
 def test_a_wall_or_hedge_row_longer_than_furniture_is_not_an_object() -> None:
     wall = _box((0.0, -4.0), (9.0, 0.3, 1.2), GREY, n=3000)
     assert [classify(p, ProposalCfg()) for p in find_proposals(_cloud(wall), ProposalCfg())] == [None]

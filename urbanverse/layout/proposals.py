@@ -28,7 +28,8 @@ a cluster ``split_length_m`` or longer is split into its dense cores
 (:func:`urbanverse.layout.clusters.dense_cores`).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
-height (a high percentile of its points) and a green share. Its box, cut from the nearest keyframes,
+height (a high percentile of its points; under ``min_top_m`` the cluster is a bump of the ground, not
+an object) and a green share. Its box, cut from the nearest keyframes,
 goes through the crop classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the
 class is then the one whose look and size fit best (:func:`classify_by_look`). Without a classifier
 the class follows from shape alone, which the taxonomy's size ranges support:
@@ -119,6 +120,13 @@ class ProposalCfg:
     extent_percentile: float = 15.0
     min_points: int = 40
     min_keyframes: int = 2
+    min_top_m: float = 0.3
+    """A cluster whose top (its points' 98th height percentile) stays under this is a bump of the
+    ground: no class a proposal is named stands lower (backless benches and bike racks from 0.3 m).
+    Where the walked ground is a few tenths off (a raised plaza, a slope), the depth noise of the
+    ground rises above ``min_height_m`` in blobs that had become benches and bollards: on the 20
+    stored round-trip tours 0 / 0.3 / 0.35 m gave 520 / 509 / 502 objects, 233 / 232 / 232 true
+    objects within 1 m (the one lost a sign post's foot taken for a bollard)."""
     tall_m: float = 2.5
     band_m: float = 1.5
     tall_share: float = 0.7
@@ -264,6 +272,9 @@ def find_proposals(
         if foot.ravel()[np.unique(flat[member])].mean() > cfg.max_foot_share:
             continue
         pts = xyz[member]
+        height = float(np.percentile(pts[:, 2], 98))
+        if height < cfg.min_top_m:
+            continue
         centre, axis, extent = footprint(pts[:, :2], cfg.extent_percentile)
         ray, near = line_of_sight(pts[:, :2], eye_of, owner[member], centre, cfg.extent_percentile)
         out.append(
@@ -272,7 +283,7 @@ def find_proposals(
                 long_m=float(extent[0]),
                 short_m=float(extent[1]),
                 axis=axis,
-                height_m=float(np.percentile(pts[:, 2], 98)),
+                height_m=height,
                 green=float(green[member].mean()),
                 points=len(member),
                 owners=tuple(int(i) for i in owners),

@@ -1,13 +1,12 @@
 """A top-down map of one round-trip score: which true objects a generated scene found, and where.
 
-Drawn in the true scene's frame over its ground (road dark, sidewalks and plazas light, crosswalks
-white, terrain green): the true camera path and the generated one moved onto it
-(:func:`urbanverse.gen.evaluate.match_objects`), every true object the walk passed as a marker
-coloured by its outcome (within ``HIT_RADIUS_M`` of its generated pair, paired farther out, or
-missed), the true objects it did not pass in grey, and every generated object as a circle joined to
-its pair. A pair named with the wrong class is labelled "generated <- true", a missed object with its
-class: where the scores come from, at a glance. matplotlib (Agg backend) is a dependency of the
-``dev``, ``sim`` and ``train`` extras.
+Drawn in the true scene's frame over its ground (the scene preview's colours, paler): the true
+camera path and the generated one moved onto it (:func:`urbanverse.gen.evaluate.match_objects`),
+every true object the walk passed as a marker coloured by its outcome (within ``HIT_RADIUS_M`` of its
+generated pair, paired farther out, or missed), the true objects it did not pass in grey, and every
+generated object as a circle joined to its pair. A pair named with the wrong class is labelled
+"generated <- true", a missed object with its class: where the scores come from, at a glance.
+matplotlib (Agg backend) is a dependency of the ``dev``, ``sim`` and ``train`` extras.
 """
 
 from __future__ import annotations
@@ -19,17 +18,12 @@ import numpy as np
 from urbanverse.errors import require
 from urbanverse.gen.evaluate import HIT_RADIUS_M, ObjectMatch, match_objects
 from urbanverse.render.tour import TourGroundTruth
+from urbanverse.scene.preview import GROUND_COLORS
 from urbanverse.scene.record import Scene
 
-#: Fill colours (RGB in [0, 1]) of the true ground types; others are left white.
-GROUND_FILL = {
-    "road": (0.55, 0.55, 0.58),
-    "sidewalk": (0.86, 0.85, 0.82),
-    "ramp": (0.86, 0.85, 0.82),
-    "plaza": (0.88, 0.86, 0.80),
-    "crosswalk": (0.97, 0.97, 0.97),
-    "terrain": (0.74, 0.84, 0.66),
-}
+#: Fill colours (RGB in [0, 1]) of the true ground types: the scene preview's, halfway to white so
+#: that the markers stand out; other types are left white.
+GROUND_FILL = {kind: tuple(0.5 + c / 510.0 for c in rgb) for kind, rgb in GROUND_COLORS.items()}
 #: Marker colours of the true objects by outcome.
 OUTCOME_COLOURS = {"hit": "tab:green", "paired": "tab:orange", "missed": "tab:red", "unseen": "0.6"}
 

@@ -209,10 +209,8 @@ def match_objects(
     """The objects of ``generated`` matched to those of ``truth`` (the scene ``tour`` walked through);
     ``aligned``: the generated scene is already in the true frame (oracle poses)."""
     transform = np.eye(3) if aligned else planar_alignment(generated, tour)
-    xy = np.array(
-        [transform[:2, :2] @ np.asarray(o.position[:2]) + transform[:2, 2] for o in generated.objects]
-    )
-    xy = xy.reshape(-1, 2)
+    own = np.array([o.position[:2] for o in generated.objects], float).reshape(-1, 2)
+    xy = own @ transform[:2, :2].T + transform[:2, 2]
     true_xy = np.array([t.position[:2] for t in truth.objects], float).reshape(-1, 2)
     dist = np.linalg.norm(xy[:, None, :] - true_xy[None, :, :], axis=2)
     pairs = []
@@ -231,13 +229,7 @@ def compare_scenes(
     list each matched pair's planar distance (m) and each oriented pair's yaw error (deg), for
     medians over several tours' pairs."""
     match = match_objects(generated, truth, tour, aligned)
-    transform, dist, pairs, seen, ahead = (
-        match.transform,
-        match.distance,
-        match.pairs,
-        match.seen,
-        match.ahead,
-    )
+    transform, dist, pairs, seen = match.transform, match.distance, match.pairs, match.seen
     rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
     gen = [
         ((x, y, o.position[2]), o.yaw + rot_yaw, o.size, o.category, o.confidence)
@@ -251,8 +243,8 @@ def compare_scenes(
     out["cat_acc"] = float(np.mean([gen[r][3] == true[c][3] for r, c in pairs])) if pairs else 0.0
     out["precision_1m"] = len(within) / len(gen) if gen else 0.0
     out["recall_1m"] = sum(c in seen for _, c in within) / len(seen) if seen else 0.0
-    out["true_ahead"] = float(len(ahead))
-    out["hits_ahead"] = float(sum(c in ahead for _, c in within))
+    out["true_ahead"] = float(len(match.ahead))
+    out["hits_ahead"] = float(sum(c in match.ahead for _, c in within))
     out["pos_errors_m"] = [float(dist[r, c]) for r, c in pairs]
     out["pos_err_m"] = float(np.median(out["pos_errors_m"])) if pairs else float("nan")
     yaw_errors = [

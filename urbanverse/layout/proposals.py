@@ -29,8 +29,8 @@ a cluster ``split_length_m`` or longer is split into its dense cores
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points; under ``min_top_m`` the cluster is a bump of the ground, not
-an object) and a green share. Its box, cut from the nearest keyframes,
-goes through the crop classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the
+an object) and a green share. Its box, cut from the nearest keyframes, goes through the crop
+classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the
 class is then the one whose look and size fit best (:func:`classify_by_look`). Without a classifier
 the class follows from shape alone, which the taxonomy's size ranges support:
 

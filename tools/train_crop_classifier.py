@@ -45,7 +45,8 @@ from sklearn.linear_model import LogisticRegression
 
 from urbanverse.gen.evaluate import planar_alignment
 from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, keyframe_images, keyframe_paths, run_gen
-from urbanverse.layout.proposals import levelled, located_proposals, proposal_views
+from urbanverse.layout.proposals import located_proposals, proposal_views
+from urbanverse.layout.walked_ground import levelled
 from urbanverse.perception.appearance import embed_crops
 from urbanverse.perception.crop_classifier import (
     DEFAULT_CLASSIFIER,
@@ -107,7 +108,7 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
     work = out / "work"
     images = keyframe_images(keyframe_paths(work / "01_video", load_keyframes(work / "01_video")))
     recon = load_reconstruction(work / "04_recon")
-    cloud = levelled(load_cloud(work / "05_ground" / DENSE_FILE), recon, cfg.proposals)
+    cloud = levelled(load_cloud(work / "05_ground" / DENSE_FILE), recon, cfg.proposals.walk_window_m)
     proposals = located_proposals(recon, cloud, images, cfg.proposals)
     to_truth = planar_alignment(load_scene(out), gt)
     true_xy = np.array([o.position[:2] for o in truth.objects]).reshape(-1, 2)

@@ -18,21 +18,19 @@ from urbanverse.layout.proposals import (
     PROPOSAL_TRACK_BASE,
     Proposal,
     ProposalCfg,
-    above_ground,
     add_proposals,
     classify,
     classify_by_look,
     find_proposals,
-    levelled,
     located_proposals,
     proposal_objects,
     proposal_views,
     refine_tracked,
     smeared,
     top_cut,
-    walked_ground,
 )
 from urbanverse.layout.street import StreetFrame
+from urbanverse.layout.walked_ground import above_ground, levelled, walked_ground
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project
 
@@ -478,7 +476,8 @@ def test_a_proposals_crops_are_cut_around_the_whole_object() -> None:
     recon = street_reconstruction(street, camera_path(street, np.array([1.0, 1.5, 2.0, 2.5])))
     images = {k.index: np.zeros((270, 480, 3), np.uint8) for k in recon.keyframes}
     bench = _box((9.0, 3.0), (1.8, 0.5, 0.8), WOOD, n=3000, keyframes=(0, 1, 2, 3))
-    (p,) = located_proposals(recon, levelled(_cloud(bench), recon, ProposalCfg()), images, ProposalCfg())
+    cloud = levelled(_cloud(bench), recon, ProposalCfg().walk_window_m)
+    (p,) = located_proposals(recon, cloud, images, ProposalCfg())
     (views,) = proposal_views(recon, [p], ProposalCfg(crop_views=2))
     whole = box_corners(np.array([9.0, 3.0]), np.array([1.0, 0.0]), 1.8, 0.5, 0.8)
     assert [i for i, _ in views] == [i for i, _ in view_boxes(recon, whole, (0, 1, 2, 3), views=2)]

@@ -8,13 +8,8 @@ posts (no furniture is that tall) are set aside, so a bench is not joined to the
 cells whose points that are not green reach above ``tall_m`` and fill the band from ``band_m`` up to
 it (a wall stands from low to high; the shaded underside of a crown over a bench does not), and make
 up ``tall_share`` of the cell's points (shaded leaves among green ones, a few stray points do not).
-Heights are measured from the ground the walk followed, not from the plane z = 0 alone: a walker
-carries the camera at one height above the pavement, so where the cameras within ``walk_window_m``
-of a keyframe stand higher above the plane than the walk's median, the ground there lies that much
-higher (a reconstruction bent by a few tenths of a degree, or a street on a slope), and so do the
-points nearest to those keyframes. On the round-trip tours the cameras' height above the fitted
-plane spans 0.06-0.60 m per walk though the true height is constant; a bollard by a street crossing
-measured 0.4 m tall, a sidewalk 0.2 m up joined the furniture on it.
+Heights are measured from the ground the walk followed (:mod:`urbanverse.layout.walked_ground`, over
+``walk_window_m``), not from the plane z = 0 alone.
 
 The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals:
 their 26-connected components (a bench under a crown, with air between, stands apart from the tree;
@@ -68,7 +63,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import cv2
 import numpy as np
@@ -88,6 +83,7 @@ from urbanverse.layout.lift import (
     tree_class_from_shape,
 )
 from urbanverse.layout.street import StreetFrame, along_street, orient
+from urbanverse.layout.walked_ground import levelled
 from urbanverse.perception.crop_classifier import (
     PROPOSAL_CLASSIFIER,
     classifier_path,
@@ -181,8 +177,8 @@ class ProposalCfg:
     229 of 498 seen objects within 1 m; the pairs' median along-sight offset of trees (truth less
     generated) had been +0.29 m."""
     walk_window_m: float = 6.0
-    """Length of walk (m) over which the cameras' height gives the ground's (module docstring); 0:
-    heights from the plane z = 0 alone."""
+    """Length of walk (m) over which the cameras' height gives the ground's
+    (:mod:`urbanverse.layout.walked_ground`); 0: heights from the plane z = 0 alone."""
     facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
 
 
@@ -521,32 +517,6 @@ def proposal_objects(
     return out
 
 
-def walked_ground(cameras: np.ndarray, window_m: float) -> Callable[[np.ndarray], np.ndarray]:
-    """``f(xy (N, 2)) -> (N,)``: the height (m) above the plane z = 0 of the ground the walk followed,
-    at its nearest camera of ``cameras (K, 3)``: how far the cameras within ``window_m`` of that one
-    stand above the plane beyond their median over the walk (module docstring); 0 everywhere where
-    ``window_m`` is 0 or there are under two cameras."""
-    if window_m <= 0 or len(cameras) < 2:
-        return lambda xy: np.zeros(len(xy))
-    near = np.linalg.norm(cameras[:, None, :2] - cameras[None, :, :2], axis=2) < window_m
-    raised = np.array([np.median(cameras[row, 2]) for row in near]) - np.median(cameras[:, 2])
-    tree = scipy.spatial.cKDTree(cameras[:, :2])
-    return lambda xy: raised[tree.query(np.asarray(xy).reshape(-1, 2))[1]]
-
-
-def above_ground(cloud: DenseCloud, ground: Callable[[np.ndarray], np.ndarray]) -> DenseCloud:
-    """``cloud`` with each point's height measured from ``ground(xy)`` rather than z = 0."""
-    lift = np.c_[np.zeros((len(cloud.xyz), 2)), ground(cloud.xyz[:, :2])]
-    return dataclasses.replace(cloud, xyz=cloud.xyz - lift)
-
-
-def levelled(cloud: DenseCloud, recon: Reconstruction, cfg: ProposalCfg) -> DenseCloud:
-    """``cloud`` with heights measured from the ground the walk of ``recon``'s registered cameras
-    followed (:func:`walked_ground` over ``walk_window_m``)."""
-    cameras = np.array([k.position for k in recon.registered]).reshape(-1, 3)
-    return above_ground(cloud, walked_ground(cameras, cfg.walk_window_m))
-
-
 def located_proposals(
     recon: Reconstruction,
     cloud: DenseCloud,
@@ -555,9 +525,9 @@ def located_proposals(
     green: np.ndarray | None = None,
 ) -> list[Proposal]:
     """The proposals of the keyframes' dense points ``cloud``, its heights measured from the walked
-    ground (:func:`levelled`; module docstring), each with :func:`top_cut` set from the keyframes'
-    RGB ``images`` (working size); ``green (N,)``: :func:`is_green` of the cloud's colours, computed
-    here when None.
+    ground (:func:`urbanverse.layout.walked_ground.levelled`), each with :func:`top_cut` set from the
+    keyframes' RGB ``images`` (working size); ``green (N,)``: :func:`is_green` of the cloud's colours,
+    computed here when None.
 
     The boxes that top_cut and the crops project still stand on z = 0: raising them by the walked
     ground's height (a few tenths of a metre at most) named fewer objects right on the round trip
@@ -603,7 +573,7 @@ def add_proposals(
     path = np.array([k.position[:2] for k in recon.registered]).reshape(-1, 2)
     if not cfg.enabled or len(path) < 2:
         return lifted
-    cloud = levelled(cloud, recon, cfg)
+    cloud = levelled(cloud, recon, cfg.walk_window_m)
     green = is_green(cloud.rgb) if green is None else green
     proposals = located_proposals(recon, cloud, images, cfg, green)
     classifier_file = classifier_path(cfg.crop_classifier, PROPOSAL_CLASSIFIER)

@@ -25,9 +25,9 @@ a cluster ``split_length_m`` or longer is split into its dense cores
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points; under ``min_top_m`` the cluster is a bump of the ground, not
 an object) and a green share. Its box, cut from the nearest keyframes, goes through the crop
-classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the
-class is then the one whose look and size fit best (:func:`classify_by_look`). Without a classifier
-the class follows from shape alone, which the taxonomy's size ranges support:
+classifier (``crop_classifier``, :mod:`urbanverse.layout.appearance`); the class is then the one
+whose look and size fit best (:func:`classify_by_look`). Without a classifier the class follows from
+shape alone, which the taxonomy's size ranges support:
 
 - green above ``crown_min_height_m``: a tree, its kind from its proportions
   (:func:`urbanverse.layout.lift.tree_class_from_shape`), but a narrow crown whose top never fitted
@@ -180,6 +180,12 @@ class ProposalCfg:
     """Length of walk (m) over which the cameras' height gives the ground's
     (:mod:`urbanverse.layout.walked_ground`); 0: heights from the plane z = 0 alone."""
     facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
+
+    @property
+    def core_extent(self) -> float:
+        """The share of an object's full extent that a footprint's ``extent_percentile`` core spans
+        (:func:`urbanverse.layout.clusters.footprint`)."""
+        return 1.0 - self.extent_percentile / 50.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -386,10 +392,9 @@ def _placed(
     mean footprint (a tree's measured crown) and the measured height, within the class's range; the
     yaw as in lifting; the centre moved back by the missing half depth where only the near face was
     seen (a tree's along its line of sight, ``crown_depth_share``), or to the near end of a cluster
-    smeared along the line of sight. ``size``: a size already
-    measured (by lifting), kept."""
+    smeared along the line of sight. ``size``: a size already measured (by lifting), kept."""
     cls = get_class(category)
-    extent_share = 1.0 - cfg.extent_percentile / 50.0  # of a full extent (see clusters.footprint)
+    extent_share = cfg.core_extent
     if size is None:
         mean = mean_size(category)
         if cls.l1 == "vegetation":
@@ -546,7 +551,7 @@ def proposal_views(
     """Per proposal, the ``(keyframe, pixel box)`` views whose crops the crop classifier names: its
     box (the footprint's core widened to a full extent, its height) in the ``crop_views`` nearest
     keyframes that saw it (:func:`urbanverse.layout.appearance.view_boxes`)."""
-    full = 1.0 / (1.0 - cfg.extent_percentile / 50.0)  # the footprint's core to a full extent
+    full = 1.0 / cfg.core_extent  # the footprint's core to a full extent
     return [
         view_boxes(
             recon, box_corners(p.xy, p.axis, p.long_m * full, p.short_m * full, p.height_m),

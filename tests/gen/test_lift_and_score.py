@@ -15,7 +15,7 @@ from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.gen.evaluate import ahead_of_walk, camera_path_errors, compare_scenes, seen_objects
 from urbanverse.gen.match_plot import plot_match
-from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
+from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks, true_camera_height
 from urbanverse.layout.lift import (
     SHAPED_TREES,
     LiftCfg,
@@ -32,6 +32,7 @@ from urbanverse.layout.lift import (
 from urbanverse.perception.records import encode_rle
 from urbanverse.recon.geometry import pixel_to_ground
 from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.render.walk import WalkCfg
 from urbanverse.scene.record import CameraPose, load_scene
 from urbanverse.video.stage import VideoCfg, run_video
 
@@ -300,3 +301,15 @@ def test_only_instance_segmentation_masks_give_contacts(tour, source, moves):
     pairs = zip(plain.objects, with_masks.objects, strict=True)
     shift = [math.dist(a.position, b.position) for a, b in pairs]
     assert (max(shift) > 0.05) == moves, shift
+
+
+def test_true_camera_height_is_the_walk_s_height_above_the_pavement(tmp_path):
+    """The ``true_height`` benchmark mode tells gen this height: the walk's own, not the camera's z
+    (the sidewalk it walks on stands 0.15 m above the road)."""
+    shutil.copytree(EXAMPLE_SCENE, tmp_path / "example")
+    walk = WalkCfg(height_range=(1.35, 1.35))
+    cfg = TourCfg(seconds=2.0, width=192, height=108, seed=1, walk=walk)
+    gt = run_render_tour(tmp_path / "example", tmp_path / "walk.mp4", cfg)
+    z = np.median([np.reshape(f.world_from_camera, (4, 4))[2, 3] for f in gt.frames])
+    assert z > 1.4  # on a raised sidewalk
+    assert true_camera_height(gt) == pytest.approx(1.35, abs=0.03)

@@ -6,12 +6,11 @@ above the ground with ``--camera-height``, as a user who measured their rig woul
 1.5-1.7 m per tour against the default prior of 1.6 m, so blind scenes are scaled up to 6 % off),
 ``true_poses`` (camera stage replaced by the tour's true poses), ``true_poses_boxes`` (and detection +
 tracking replaced by the true 2D boxes and identities): the drop from the last to the first shows
-where the error comes from. Prints a table per mode (the
-median over tours), the totals over all tours per mode (recall split between the objects the walk
-went past and those ahead of its end, seen only from afar; position and yaw errors as medians over
-all the tours' pairs, steadier than the medians of each tour's few), how the blind camera paths fit
-the true ones (RMS after a rigid fit, after a fit that may scale, and that scale), and, last, the
-blind line:
+where the error comes from. Prints a table per mode (the median over tours), the totals over all
+tours per mode (recall split between the objects the walk went past and those ahead of its end,
+seen only from afar; position and yaw errors as medians over all the tours' pairs, steadier than the
+medians of each tour's few), how the blind camera paths fit the true ones (RMS after a rigid fit,
+after a fit that may scale, and that scale), and, last, the blind line:
 
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 
@@ -45,6 +44,7 @@ from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
 
+MODES = ("blind", "true_height", "true_poses", "true_poses_boxes")
 METRICS = (
     "cat_acc",
     "recall_1m",
@@ -84,9 +84,8 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--height", type=int, default=720)
     parser.add_argument(
-        "--modes", default="blind,true_height,true_poses,true_poses_boxes",
-        help="comma-separated: blind, true_height, true_poses, true_poses_boxes (module docstring)",
-    )  # fmt: skip
+        "--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)} (module docstring)"
+    )
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep scenes, tours and generated scenes here"
     )
@@ -100,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     gen_cfg = apply_overrides(GenCfg(), args.overrides)
     modes = args.modes.split(",")
-    unknown = set(modes) - {"blind", "true_height", "true_poses", "true_poses_boxes"}
+    unknown = set(modes) - set(MODES)
     if unknown:
         parser.error(f"--modes: unknown {', '.join(sorted(unknown))}")
     results: dict[str, list[dict]] = {m: [] for m in modes}

@@ -28,26 +28,28 @@ def _scale(gt: TourGroundTruth, kfs: KeyframeSet) -> float:
     return kfs.working_size[0] / gt.intrinsics.width
 
 
+def _centres_and_pavement(gt: TourGroundTruth) -> tuple[np.ndarray, np.ndarray]:
+    """The true camera centres ``(N, 3)`` of the tour's frames and the ground's top ``(N,)`` under
+    each (m), from the tour's scene."""
+    from urbanverse.scene.ground import top_height_at
+    from urbanverse.scene.record import load_scene
+
+    centres = np.array([np.reshape(f.world_from_camera, (4, 4))[:3, 3] for f in gt.frames])
+    return centres, top_height_at(load_scene(gt.scene_dir).ground, centres[:, :2])
+
+
 def true_camera_height(gt: TourGroundTruth) -> float:
     """The camera's true height (m) above the ground under it, the median over the tour's frames: what
     a user who measured their rig would pass as ``--camera-height`` (the walk draws one per tour,
     1.5-1.7 m, against gen's default prior of 1.6 m)."""
-    from urbanverse.scene.ground import top_height_at
-    from urbanverse.scene.record import load_scene
-
-    poses = np.array([np.reshape(f.world_from_camera, (4, 4))[:3, 3] for f in gt.frames])
-    ground = top_height_at(load_scene(gt.scene_dir).ground, poses[:, :2])
-    return float(np.median(poses[:, 2] - ground))
+    centres, pavement = _centres_and_pavement(gt)
+    return float(np.median(centres[:, 2] - pavement))
 
 
 def oracle_reconstruction(gt: TourGroundTruth, kfs: KeyframeSet) -> Reconstruction:
     """True intrinsics (at the working size) and true camera poses for every keyframe, lowered so that
     the pavement the camera walks on is z = 0, as the camera stage puts it."""
-    from urbanverse.scene.ground import top_height_at
-    from urbanverse.scene.record import load_scene
-
-    path = np.array([np.reshape(f.world_from_camera, (4, 4))[:2, 3] for f in gt.frames])
-    pavement = float(np.median(top_height_at(load_scene(gt.scene_dir).ground, path)))
+    pavement = float(np.median(_centres_and_pavement(gt)[1]))
     s = _scale(gt, kfs)
     k = gt.intrinsics
     intrinsics = CameraIntrinsics(

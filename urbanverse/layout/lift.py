@@ -64,8 +64,13 @@ class LiftCfg:
     """Objects of one L2 class closer than this are one object."""
     vehicle_merge_radius_m: float = 2.5
     """Vehicles of any class closer than this are one (parked cars stand 4-5 m apart, centre to centre)."""
-    max_fit_shift_m: float = 0.75
-    """The box fit may move an object this far from its ground-contact estimate, no farther."""
+    max_fit_shift_m: float = 2.5
+    """The box fit may move an object this far from its ground-contact estimate, no farther. A parked
+    car seen obliquely from 12-19 m touches the ground in its box at its near end, 1.3-2.9 m along the
+    street from its centre, and the fit moves it there. On the 20 stored round-trip tours (blind,
+    regenerated from the lifting stage) 0.75 / 1.5 / 2.5 / 4 m put 232 / 236 / 237 / 237 of 498 seen
+    objects within 1 m, at a median position error of 0.67 / 0.67 / 0.67 / 0.67 m (tours 0-9) and
+    0.50 / 0.50 / 0.50 / 0.52 m (tours 10-19)."""
     height_bounds: tuple[float, float] = (0.75, 1.35)
     """Measured height may scale the class's mean size by this range only."""
     consensus_m: float = 1.0

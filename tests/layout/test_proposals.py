@@ -268,6 +268,17 @@ def test_a_car_moved_back_onto_a_tracked_car_is_not_a_second_car() -> None:
     assert [o.category for o in proposal_objects(props, [], STREET, cfg)] == ["sedan"]
 
 
+def test_a_car_cluster_under_a_car_length_from_a_tracked_car_is_that_car() -> None:
+    """Parked cars stand a whole length apart: a car-sized cluster 2.6 m along the street from a
+    tracked car shrunk by its box fit (beyond the footprint, under three quarters of a length) is that
+    car's far end; one 5 m on, bumper to bumper, is the next car."""
+    cfg = ProposalCfg()
+    tracked = dataclasses.replace(_lifted((0.0, 4.0)), category="sedan", size=(4.0, 1.9, 1.45), yaw=0.0)
+    for x, expected in ((2.6, []), (5.0, ["sedan"])):
+        side = find_proposals(_cloud(_box((x, 4.0), (4.6, 1.9, 1.4), (30, 30, 160), n=2000)), cfg)
+        assert [o.category for o in proposal_objects(side, [tracked], STREET, cfg)] == expected
+
+
 def test_a_proposal_within_a_tracked_cars_footprint_is_a_part_of_it() -> None:
     """A post-sized cluster 2 m from a tracked car's centre along its length (beyond ``explained_m``)
     lies within the car's footprint: an end of the car, no bollard; 2 m off its side, a bollard."""

@@ -316,7 +316,7 @@ def scene_stages(
 
     def retrieve(w: Path) -> Retrieval:
         samples = dict(np.load(out_dir / "work" / "05_ground" / layout.pixels_file))
-        result = run_retrieval(lifted, tracks, dets, images, samples, cfg.cousins)
+        result = run_retrieval(lifted, tracks, dets, images, samples, cfg.cousins, recon)
         save_json(result, w / "retrieval.json")
         return result
 

@@ -9,8 +9,10 @@ import numpy as np
 
 from urbanverse.assets.ground_materials import match_ground
 from urbanverse.assets.skies import match_sky
+from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObjects
 from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
 from urbanverse.retrieval.cousins import CousinCfg, Cousins, CousinSet, rank_cousins
 
@@ -31,24 +33,57 @@ class Retrieval:
     sky_distance: float
 
 
+def _central_pixels(image: np.ndarray, box: Sequence[float]) -> np.ndarray:
+    """``(N, 3)`` pixels of the central half (each side) of pixel ``box`` (x0, y0, x1, y1) in
+    ``image``, clipped to it: an object's own colour, not the background its box corners take in."""
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    rows = slice(max(0, int(y1 + h / 4)), max(0, int(y2 - h / 4)))
+    cols = slice(max(0, int(x1 + w / 4)), max(0, int(x2 - w / 4)))
+    return image[rows, cols].reshape(-1, 3)
+
+
+def _mean_colour(pixels: list[np.ndarray]) -> np.ndarray | None:
+    """Mean sRGB (3,) uint8 of the pixel arrays, None when they hold none."""
+    pixels = [p for p in pixels if len(p)]
+    return np.concatenate(pixels).mean(axis=0).astype(np.uint8) if pixels else None
+
+
 def _crop_colours(
     tracks: Tracks, detections: FrameDetections, images: dict[int, np.ndarray]
 ) -> dict[int, np.ndarray]:
     """Mean sRGB colour (3,) uint8 of the central half of up to three boxes per track."""
     out = {}
     for track in tracks.tracks:
-        pixels = []
-        for obs in sorted(track.observations, key=lambda o: -o.score)[:3]:
-            image = images.get(obs.frame_index)
-            if image is None:
-                continue
-            x1, y1, x2, y2 = obs.box
-            w, h = x2 - x1, y2 - y1
-            crop = image[int(y1 + h / 4) : int(y2 - h / 4), int(x1 + w / 4) : int(x2 - w / 4)]
-            if crop.size:
-                pixels.append(crop.reshape(-1, 3))
-        if pixels:
-            out[track.track_id] = np.concatenate(pixels).mean(axis=0).astype(np.uint8)
+        best = [o for o in sorted(track.observations, key=lambda o: -o.score)[:3] if o.frame_index in images]
+        colour = _mean_colour([_central_pixels(images[o.frame_index], o.box) for o in best])
+        if colour is not None:
+            out[track.track_id] = colour
+    return out
+
+
+def _projected_colours(
+    lifted: LiftedObjects,
+    recon: Reconstruction,
+    images: dict[int, np.ndarray],
+    skip: set[int],
+    views: int = 3,
+) -> dict[int, np.ndarray]:
+    """Mean sRGB colour (3,) uint8 of the central half of each object's box projected into the
+    ``views`` registered keyframes nearest to it, for the objects not in ``skip`` (those a track's
+    boxes already colour) and not seen by their front only. Objects found in the dense points have
+    no detector box: without this their cousins were ranked by size alone."""
+    registered = [i for i, k in enumerate(recon.keyframes) if k.registered and i in images]
+    out = {}
+    for o in lifted.objects:
+        if o.track_id in skip or o.front_only:
+            continue
+        axis = np.array([math.cos(o.yaw), math.sin(o.yaw)])
+        corners = box_corners(np.asarray(o.position[:2]), axis, *o.size)
+        boxes = view_boxes(recon, corners, registered, views)
+        colour = _mean_colour([_central_pixels(images[index], box) for index, box in boxes])
+        if colour is not None:
+            out[o.track_id] = colour
     return out
 
 
@@ -72,10 +107,15 @@ def run_retrieval(
     images: dict[int, np.ndarray],
     ground_samples: dict[str, np.ndarray],
     cfg: CousinCfg | None = None,
+    recon: Reconstruction | None = None,
 ) -> Retrieval:
-    """Rank cousins for every lifted object; match ground materials and the sky (see module docstrings)."""
+    """Rank cousins for every lifted object; match ground materials and the sky (see module docstrings).
+    ``recon``: the keyframes' cameras, which colour the objects no track's boxes do; None: size alone
+    ranks those."""
     cfg = cfg or CousinCfg()
     colours = _crop_colours(tracks, detections, images)
+    if recon is not None:
+        colours |= _projected_colours(lifted, recon, images, set(colours))
     cousins: list[Cousins] = [
         rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only, o.top_cut)
         for o in lifted.objects

@@ -73,14 +73,13 @@ def _projected_colours(
     ``views`` registered keyframes nearest to it, for the objects not in ``skip`` (those a track's
     boxes already colour) and not seen by their front only. Objects found in the dense points have
     no detector box: without this their cousins were ranked by size alone."""
-    registered = [i for i, k in enumerate(recon.keyframes) if k.registered and i in images]
     out = {}
     for o in lifted.objects:
         if o.track_id in skip or o.front_only:
             continue
         axis = np.array([math.cos(o.yaw), math.sin(o.yaw)])
         corners = box_corners(np.asarray(o.position[:2]), axis, *o.size)
-        boxes = view_boxes(recon, corners, registered, views)
+        boxes = view_boxes(recon, corners, sorted(images), views)  # (it keeps the registered ones)
         colour = _mean_colour([_central_pixels(images[index], box) for index, box in boxes])
         if colour is not None:
             out[o.track_id] = colour

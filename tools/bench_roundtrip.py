@@ -22,6 +22,15 @@ generated ones joined to their pairs, the two camera paths.
 adds ten more streets to a set. ``--set stage.field=value`` (repeatable) runs gen with a setting
 changed, as ``urbanverse gen --set``
 does, e.g. ``--set recon.sfm_features=opencv`` (BENCHMARKS.md compares the two SIFT extractors).
+
+``--keep DIR --rerun-from STAGE`` reuses what an earlier run kept in DIR (the streets, the tours and
+gen's work folders) and reruns gen from STAGE on (``lift``: 2-3 s a tour instead of 40): the way to
+measure a change to a late stage on many tours. Stages before STAGE rerun too where their settings or
+input changed (a moved or copied video has another key). gen's seconds are then not a whole run's,
+so the last line's ``gen_s_per_video_min`` is NaN.
+
+Last, a table per L2 class of the true objects seen, over all tours: how many were seen, and per mode
+how many were paired within 2 m, found within 1 m, and named with the right L3 class.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -36,12 +46,13 @@ from pathlib import Path
 import numpy as np
 
 from urbanverse.config import apply_overrides
-from urbanverse.gen.evaluate import camera_path_errors, compare_scenes
+from urbanverse.gen.evaluate import camera_path_errors, class_counts, compare_scenes, match_objects
 from urbanverse.gen.match_plot import plot_match
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks, true_camera_height
 from urbanverse.gen.pipeline import GenCfg, Oracles, run_gen
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
-from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.records import load_record
+from urbanverse.render.tour import TourCfg, TourGroundTruth, gt_path_for, run_render_tour
 from urbanverse.scene.record import load_scene
 
 MODES = ("blind", "true_height", "true_poses", "true_poses_boxes")
@@ -70,6 +81,34 @@ def _median(values: list[float]) -> float:
     return float(np.median(values)) if values else math.nan
 
 
+def _drop_stages_from(out: Path, stage: str) -> None:
+    """Delete gen's work folders ``<nn>_<name>`` in ``out`` from the one named ``stage`` on, so that a
+    resumed gen reruns them; an error when ``out`` holds no such stage."""
+    work = out / "work"
+    if not work.is_dir():
+        raise SystemExit(f"--rerun-from {stage}: {out} holds no earlier gen run")
+    folders = {d.name.split("_", 1)[1]: int(d.name[:2]) for d in work.glob("[0-9][0-9]_*") if d.is_dir()}
+    if stage not in folders:
+        raise SystemExit(f"--rerun-from {stage}: {work} has no such stage (it has {', '.join(folders)})")
+    for d in work.glob("[0-9][0-9]_*"):
+        if int(d.name[:2]) >= folders[stage]:
+            shutil.rmtree(d)
+
+
+def _print_class_table(counts: dict[str, dict[str, list[int]]]) -> None:
+    """Per L2 class, summed over tours: seen, then per mode paired / within 1 m / right class."""
+    modes = list(counts)
+    classes = sorted({k for c in counts.values() for k in c}, key=lambda k: -counts[modes[0]].get(k, [0])[0])
+    print("\n| class | seen | " + " | ".join(f"{m}: paired / 1 m / right" for m in modes) + " |")
+    print("|---" * (len(modes) + 2) + "|")
+    for k in classes + ["all"]:
+        rows = [
+            [sum(v[j] for v in c.values()) for j in range(4)] if k == "all" else c.get(k, [0, 0, 0, 0])
+            for c in counts.values()
+        ]
+        print(f"| {k} | {rows[0][0]} | " + " | ".join(f"{r[1]} / {r[2]} / {r[3]}" for r in rows) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -90,6 +129,11 @@ def main() -> None:
         "--keep", type=Path, default=None, help="keep scenes, tours and generated scenes here"
     )
     parser.add_argument(
+        "--rerun-from", default=None, metavar="STAGE",
+        help="with --keep: reuse its tours and gen work, rerun gen from this stage (video, detect, "
+        "track, recon, ground, lift, retrieve or scene)",
+    )  # fmt: skip
+    parser.add_argument(
         "--plots", type=Path, default=None, help="write a top-down map of each tour's matches here"
     )
     parser.add_argument(
@@ -102,7 +146,11 @@ def main() -> None:
     unknown = set(modes) - set(MODES)
     if unknown:
         parser.error(f"--modes: unknown {', '.join(sorted(unknown))}")
+    if args.rerun_from and not args.keep:
+        parser.error("--rerun-from needs --keep: the folder of an earlier run")
     results: dict[str, list[dict]] = {m: [] for m in modes}
+    by_class: dict[str, dict[str, list[int]]] = {m: {} for m in modes}
+    resumed = bool(args.rerun_from)
     paths: list[dict] = []
     gen_s_per_min: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,7 +165,12 @@ def main() -> None:
             )
             video = root / f"tour_{i}.mp4"
             cfg = TourCfg(seconds=args.seconds, width=args.width, height=args.height, seed=i)
-            gt = run_render_tour(truth_dir, video, cfg)
+            kept = resumed and video.exists() and gt_path_for(video).exists()
+            gt = (
+                load_record(TourGroundTruth, gt_path_for(video))
+                if kept
+                else run_render_tour(truth_dir, video, cfg)
+            )
             for mode in modes:
                 out = root / f"gen_{i}_{mode}"
                 start = time.perf_counter()
@@ -125,15 +178,21 @@ def main() -> None:
                 if mode == "true_height":
                     recon_cfg = dataclasses.replace(gen_cfg.recon, camera_height_m=true_camera_height(gt))
                     mode_cfg = dataclasses.replace(gen_cfg, recon=recon_cfg)
-                report = run_gen(video, out, mode_cfg, resume=False, oracles=_oracles(mode, gt))
+                if resumed:
+                    _drop_stages_from(out, args.rerun_from)
+                report = run_gen(video, out, mode_cfg, resume=resumed, oracles=_oracles(mode, gt))
                 elapsed = time.perf_counter() - start
                 scene = load_scene(out)
                 aligned = mode.startswith("true_poses")
                 scores = compare_scenes(scene, truth, gt, aligned=aligned)
                 results[mode].append(scores)
+                for k, row in class_counts(match_objects(scene, truth, gt, aligned), scene, truth).items():
+                    total = by_class[mode].setdefault(k, [0, 0, 0, 0])
+                    total[:] = [a + b for a, b in zip(total, row, strict=True)]
                 shown = " ".join(f"{k}={scores.get(k, math.nan):.3f}" for k in METRICS)
-                if mode == "blind":
+                if mode == "blind" and not resumed:
                     gen_s_per_min.append(elapsed / args.seconds * 60.0)
+                if mode == "blind":
                     paths.append(camera_path_errors(scene, gt))
                     shown += " " + " ".join(f"{k}={v:.3f}" for k, v in paths[-1].items())
                 if args.plots:
@@ -168,6 +227,7 @@ def main() -> None:
             "camera path (blind), per tour: "
             + ", ".join(f"{k} " + " / ".join(f"{p[k]:.3f}" for p in paths) for k in paths[0])
         )
+    _print_class_table(by_class)
     blind = results.get("blind") or results[modes[0]]
     m = {k: float(np.nanmedian([r[k] for r in blind])) for k in METRICS}
     print(

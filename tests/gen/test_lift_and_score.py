@@ -13,7 +13,14 @@ from PIL import Image
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.gen.evaluate import ahead_of_walk, camera_path_errors, compare_scenes, seen_objects
+from urbanverse.gen.evaluate import (
+    ahead_of_walk,
+    camera_path_errors,
+    class_counts,
+    compare_scenes,
+    match_objects,
+    seen_objects,
+)
 from urbanverse.gen.match_plot import plot_match
 from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks, true_camera_height
 from urbanverse.layout.lift import (
@@ -75,6 +82,25 @@ def test_the_truth_scores_perfectly_against_itself(tour):
     assert scores["hits_ahead"] == scores["true_ahead"]
     # Alignment from the camera path recovers a moved copy of the scene.
     assert scores["map25"] == pytest.approx(1.0)
+
+
+def test_class_counts_split_seen_objects_into_paired_found_and_named_right(tour):
+    root, gt, _ = tour
+    scene = load_scene(root / "example")
+    seen = seen_objects(scene, gt)
+    moved, renamed = seen[0], seen[1]
+    objects = list(scene.objects)
+    x, y, z = objects[moved].position
+    objects[moved] = dataclasses.replace(objects[moved], position=(x + 1.5, y, z))  # paired, not found
+    wrong = "bench" if objects[renamed].category != "bench" else "bollard"
+    objects[renamed] = dataclasses.replace(objects[renamed], category=wrong)
+    generated = dataclasses.replace(scene, objects=tuple(objects))
+    counts = class_counts(match_objects(generated, scene, gt, aligned=True), generated, scene)
+    n = len(seen)
+    assert sum(c[0] for c in counts.values()) == n
+    assert [sum(c[j] for c in counts.values()) for j in (1, 2, 3)] == [n, n - 1, n - 1]
+    seen_of_class, paired, found, _ = counts[get_class(scene.objects[moved].category).l2]
+    assert paired == seen_of_class and found == paired - 1
 
 
 def test_the_match_map_shows_what_the_scores_count(tour, tmp_path):

@@ -221,6 +221,23 @@ def match_objects(
     return ObjectMatch(transform, xy, dist, pairs, set(seen), ahead_of_walk(truth, tour, sorted(seen)))
 
 
+def class_counts(match: ObjectMatch, generated: Scene, truth: Scene) -> dict[str, tuple[int, int, int, int]]:
+    """Per L2 class of the true objects the walk passes: ``(seen, paired, hits, right)``, the objects
+    seen, those paired within ``PAIR_RADIUS_M``, those within ``HIT_RADIUS_M``, and the pairs whose
+    generated object has the true L3 class. Sums over tours show which classes the misses are."""
+    pair_of = {c: r for r, c in match.pairs}
+    counts: dict[str, list[int]] = {}
+    for c in match.seen:
+        row = counts.setdefault(get_class(truth.objects[c].category).l2, [0, 0, 0, 0])
+        row[0] += 1
+        if c in pair_of:
+            r = pair_of[c]
+            row[1] += 1
+            row[2] += int(match.distance[r, c] <= HIT_RADIUS_M)
+            row[3] += int(generated.objects[r].category == truth.objects[c].category)
+    return {k: tuple(v) for k, v in counts.items()}
+
+
 def compare_scenes(
     generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
 ) -> dict[str, float | list[float]]:

@@ -105,6 +105,19 @@ def test_a_facade_is_left_out_and_the_bench_before_it_kept_apart() -> None:
     assert all(p.long_m < 6.0 for p in props)  # nothing facade-long survives
 
 
+def test_a_bollard_at_a_lamp_post_is_kept_and_one_at_a_wall_is_not() -> None:
+    """Tall cells make a foot only where they run a wall's length: the tall top of a post (a lamp,
+    a sign, a trunk) is compact, and what stands at its foot is an object."""
+    bollard = _box((0.0, -3.1), (0.3, 0.3, 0.9), GREY, n=400)
+    post = _box((0.0, -3.35), (0.2, 0.2, 6.0), GREY, n=1500)  # a lamp post: its cells tall
+    wall = _box((0.0, -3.4), (8.0, 0.3, 4.0), (150, 140, 130), n=8000)
+    at_post, at_wall = (find_proposals(_cloud(bollard, tall), ProposalCfg()) for tall in (post, wall))
+    assert [classify(p, ProposalCfg()) for p in at_post] == ["bollard"]
+    assert at_post[0].xy == pytest.approx([0.0, -3.1], abs=0.3)  # with the post's lowest points
+    assert {classify(p, ProposalCfg()) for p in at_wall} == {None}  # the wall's pieces, unnamed
+    assert find_proposals(_cloud(bollard, post), ProposalCfg(wall_length_m=0.0)) == []
+
+
 def test_a_crown_with_shaded_foliage_is_no_wall() -> None:
     """Leaves in shadow are grey, not green; a crown's cells still hold mostly green points."""
     trunk = _box((3.0, -2.0), (0.3, 0.3, 2.2), WOOD, n=150)

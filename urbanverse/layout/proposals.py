@@ -14,12 +14,13 @@ Heights are measured from the ground the walk followed (:mod:`urbanverse.layout.
 The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals:
 their 26-connected components (a bench under a crown, with air between, stands apart from the tree;
 a voxel of the lowest layer counts only with ``low_voxel_points`` or something above it, so the
-ground's depth noise does not join what stands on it),
-but for those lying mostly within ``foot_cells`` of tall cells that run ``wall_length_m`` or more
-(the foot of a facade, a wall's lower rows; a lamp post's top is compact). Flow errors still bridge neighbours: on the round-trip tours 54 of the objects that had dense
-points but no proposal near them lay in clusters over three times their size (a bench, a bin and a
-tree joined by a streak; at a crossing one cluster held two benches, a bin, a cabinet and a tree), so
-a cluster ``split_length_m`` or longer is split into its dense cores
+ground's depth noise does not join what stands on it), but for those lying mostly within
+``foot_cells`` of tall cells that run ``wall_length_m`` or more (the foot of a facade, a wall's lower
+rows; a lamp post's tall top is compact). Flow errors still bridge neighbours: on the round-trip
+tours 54 of the objects that had dense points but no proposal near them lay in clusters over three
+times their size (a bench, a bin and a tree joined by a streak; at a crossing one cluster held two
+benches, a bin, a cabinet and a tree), so a cluster ``split_length_m`` or longer is split into its
+dense cores
 (:func:`urbanverse.layout.clusters.dense_cores`).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a

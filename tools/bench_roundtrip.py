@@ -89,7 +89,8 @@ def _drop_stages_from(out: Path, stage: str) -> None:
         raise SystemExit(f"--rerun-from {stage}: {out} holds no earlier gen run")
     folders = {d.name.split("_", 1)[1]: int(d.name[:2]) for d in work.glob("[0-9][0-9]_*") if d.is_dir()}
     if stage not in folders:
-        raise SystemExit(f"--rerun-from {stage}: {work} has no such stage (it has {', '.join(sorted(folders, key=folders.get))})")
+        known = ", ".join(sorted(folders, key=folders.get))
+        raise SystemExit(f"--rerun-from {stage}: {work} has no such stage (it has {known})")
     for d in work.glob("[0-9][0-9]_*"):
         if int(d.name[:2]) >= folders[stage]:
             shutil.rmtree(d)

@@ -20,8 +20,7 @@ rows; a lamp post's tall top is compact). Flow errors still bridge neighbours: o
 tours 54 of the objects that had dense points but no proposal near them lay in clusters over three
 times their size (a bench, a bin and a tree joined by a streak; at a crossing one cluster held two
 benches, a bin, a cabinet and a tree), so a cluster ``split_length_m`` or longer is split into its
-dense cores
-(:func:`urbanverse.layout.clusters.dense_cores`).
+dense cores (:func:`urbanverse.layout.clusters.dense_cores`).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points; under ``min_top_m`` the cluster is a bump of the ground, not

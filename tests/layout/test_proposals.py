@@ -14,18 +14,20 @@ from tests.video.synth import Street, camera_path, street_reconstruction
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
-from urbanverse.layout.proposals import (
+from urbanverse.layout.proposal_placing import (
     PROPOSAL_TRACK_BASE,
+    add_proposals,
+    proposal_objects,
+    refine_tracked,
+)
+from urbanverse.layout.proposals import (
     Proposal,
     ProposalCfg,
-    add_proposals,
     classify,
     classify_by_look,
     find_proposals,
     located_proposals,
-    proposal_objects,
     proposal_views,
-    refine_tracked,
     smeared,
     top_cut,
 )

@@ -32,7 +32,8 @@ from urbanverse.layout.crowns import CrownCfg, place_by_crowns
 from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.ground import GroundCfg, GroundLayout, road_points, run_ground, surface_height
 from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_lifting
-from urbanverse.layout.proposals import PROPOSAL_LABEL, ProposalCfg, add_proposals, is_green
+from urbanverse.layout.proposal_placing import PROPOSAL_LABEL, add_proposals
+from urbanverse.layout.proposals import ProposalCfg, is_green
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection

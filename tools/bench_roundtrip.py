@@ -185,9 +185,10 @@ def main() -> None:
                 elapsed = time.perf_counter() - start
                 scene = load_scene(out)
                 aligned = mode.startswith("true_poses")
-                scores = compare_scenes(scene, truth, gt, aligned=aligned)
+                match = match_objects(scene, truth, gt, aligned)
+                scores = compare_scenes(scene, truth, gt, aligned=aligned, match=match)
                 results[mode].append(scores)
-                for k, row in class_counts(match_objects(scene, truth, gt, aligned), scene, truth).items():
+                for k, row in class_counts(match, scene, truth).items():
                     total = by_class[mode].setdefault(k, [0, 0, 0, 0])
                     total[:] = [a + b for a, b in zip(total, row, strict=True)]
                 shown = " ".join(f"{k}={scores.get(k, math.nan):.3f}" for k in METRICS)

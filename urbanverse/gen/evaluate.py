@@ -239,13 +239,18 @@ def class_counts(match: ObjectMatch, generated: Scene, truth: Scene) -> dict[str
 
 
 def compare_scenes(
-    generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
+    generated: Scene,
+    truth: Scene,
+    tour: TourGroundTruth,
+    aligned: bool = False,
+    match: ObjectMatch | None = None,
 ) -> dict[str, float | list[float]]:
     """The round-trip scores (see module docstring); ``aligned``: the generated scene is already in the
     true frame (oracle poses). Besides the scores (floats), ``pos_errors_m`` and ``yaw_errors_deg``
     list each matched pair's planar distance (m) and each oriented pair's yaw error (deg), for
-    medians over several tours' pairs."""
-    match = match_objects(generated, truth, tour, aligned)
+    medians over several tours' pairs. ``match``: :func:`match_objects` of the same scenes, when the
+    caller has it already."""
+    match = match or match_objects(generated, truth, tour, aligned)
     transform, dist, pairs, seen = match.transform, match.distance, match.pairs, match.seen
     rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
     gen = [

@@ -294,6 +294,35 @@ def test_a_car_cluster_under_a_car_length_from_a_tracked_car_is_that_car() -> No
         assert [o.category for o in proposal_objects(side, [tracked], STREET, cfg)] == expected
 
 
+def test_a_car_seen_end_on_stands_half_its_length_beyond_its_near_face() -> None:
+    """Walking up to a parked car, the cameras see its rear face alone: the car's centre lies half its
+    unseen length on along the street, away from them, not at the face's points."""
+    cfg = ProposalCfg()
+    cameras = {k: np.array([-12.0 + k, 0.0]) for k in range(3)}
+    rear = _box((0.0, 3.0), (0.4, 1.9, 1.4), (30, 30, 160), n=2000)
+    (face,) = find_proposals(_cloud(rear), cfg, cameras)
+    looked = dataclasses.replace(face, looks={"sedan": -0.2, "bench": -2.5})  # its crops look like a car
+    (car,) = proposal_objects([looked], [], STREET, cfg)
+    assert car.category == "sedan"
+    assert car.position[:2] == pytest.approx(((car.size[0] - 0.4) / 2, 3.0), abs=0.3)
+
+
+def test_a_car_track_moves_onto_a_car_cluster_beyond_explained_m_and_a_bench_track_does_not() -> None:
+    """A car track cast from box bottoms 2.5 m from a car-sized cluster is that car, moved onto the
+    measured cluster, not a second car beside it; a bench track so far off keeps its place, and the
+    cluster becomes a car of its own."""
+    cfg = ProposalCfg()
+    props = find_proposals(_cloud(_box((0.0, 4.0), (4.6, 1.9, 1.5), (30, 30, 160), n=2000)), cfg)
+    assert cfg.explained_m < 2.5
+    track = dataclasses.replace(_lifted((2.5, 4.0), "sedan"), label="car", size=(4.6, 1.9, 1.5))
+    (moved,), left = refine_tracked([track], props, STREET, cfg)
+    assert left == [] and moved.position[:2] == pytest.approx((0.0, 4.0), abs=0.3)
+    bench = _lifted((0.0, 1.7))
+    (kept,), left = refine_tracked([bench], props, STREET, cfg)
+    assert kept.position[:2] == pytest.approx((0.0, 1.7)) and len(left) == 1
+    assert [o.category for o in proposal_objects(left, [kept], STREET, cfg)] == ["sedan"]
+
+
 def test_a_proposal_within_a_tracked_cars_footprint_is_a_part_of_it() -> None:
     """A post-sized cluster 2 m from a tracked car's centre along its length (beyond ``explained_m``)
     lies within the car's footprint: an end of the car, no bollard; 2 m off its side, a bollard."""

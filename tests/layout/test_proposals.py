@@ -472,6 +472,21 @@ def _proposal(long_m: float, height_m: float, green: float = 0.0, **looks: float
     )  # fmt: skip
 
 
+def test_a_bin_that_surely_looks_like_one_stands_beside_a_bench_track() -> None:
+    """A recycling bin's cluster 1.3 m from a tracked bench (within ``explained_m``) is a part of the
+    bench unless its crops surely show a bin: then it is an object of its own; never within the
+    bench's footprint."""
+    cfg = ProposalCfg()
+    bench = dataclasses.replace(_lifted((2.0, -3.3)), yaw=0.0, size=(1.8, 0.6, 0.8))
+    assert cfg.explained_m > 1.3
+    for p_bin, expected in ((0.9, ["recycling_bin"]), (0.45, [])):
+        bin_ = dataclasses.replace(_proposal(0.5, 1.0, recycling_bin=p_bin, bench=1 - p_bin), short_m=0.3)
+        assert [o.category for o in proposal_objects([bin_], [bench], STREET, cfg)] == expected
+    inside = dataclasses.replace(bench, position=(2.0, -2.2, 0.0), size=(1.8, 2.6, 0.8))
+    sure = dataclasses.replace(_proposal(0.5, 1.0, recycling_bin=0.9, bench=0.1), short_m=0.3)
+    assert proposal_objects([sure], [inside], STREET, cfg) == []
+
+
 def test_the_look_names_a_proposal_within_what_its_size_allows() -> None:
     cfg = ProposalCfg()
     # A bench-sized cluster that looks like a bench is one, though its size also fits a bollard's row.

@@ -117,6 +117,9 @@ class ProposalCfg:
     car_height_m: tuple[float, float] = (1.0, 2.3)
     max_length_m: float = 6.0
     explained_m: float = 1.5
+    sure_look: float = 0.5
+    """A proposal whose crops give its class a probability over this is an object of its own beside one
+    of another L2 class nearer than ``explained_m`` (``proposal_placing._keep_off``)."""
     part_height: float = 0.5
     furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
     max_misfit: float = 1.0

@@ -117,7 +117,7 @@ def _placed(
 def _unseen_half(p: Proposal, size: np.ndarray, axis: np.ndarray, extent_share: float) -> np.ndarray:
     """How far (m, ``(2,)``) a vehicle's centre lies beyond the centre of its cluster ``p``: a parked
     car beside the walk is seen end-on, its rear or front face alone (on ten round-trip tours, clusters
-    of 1.2-1.5 m and thousands of points at cars 4.4-5 m long, their centres 1.3-2 m from the car's).
+    of 1.2-1.7 m and thousands of points at cars 4.4-5 m long, their centres 1.3-2 m from the car's).
     Along the street ``axis (2,)`` the centre lies half the unseen length on, across it half the unseen
     width, both away from the cameras (along the cluster's mean line of sight). ``size``: the
     vehicle's (length, width, height) in m; the cluster's extents are its core's (``extent_share``)."""
@@ -208,9 +208,9 @@ def covers(o: LiftedObject, xy: np.ndarray) -> bool:
 
 def _keep_off(category: str, sure: bool, o: LiftedObject, cfg: ProposalCfg) -> float:
     """How far (m) a ``category`` proposal must lie from the object ``o`` not to be a part of it:
-    ``explained_m``; from a vehicle, :func:`vehicle_reach`; 0 where its look is ``sure`` and ``o`` is
-    no vehicle of another L2 class (a recycling bin 1.4 m from a bench is no part of it: only their
-    footprints may not overlap)."""
+    ``explained_m``; from a vehicle, :func:`vehicle_reach`; 0 where its look is ``sure`` and ``o``,
+    no vehicle, is of another L2 class (a recycling bin 1.4 m from a bench is no part of it: only
+    their footprints may not overlap)."""
     if along_street(o.category):
         return vehicle_reach(category, cfg)
     return 0.0 if sure and get_class(o.category).l2 != get_class(category).l2 else cfg.explained_m

@@ -6,7 +6,7 @@ r"""Train a small urban-object detector from the project's own renders and expor
 2. a YOLO dataset from the tours' ``*_gt.json`` (visible objects' 2D boxes; buildings and ground
    features left out, tiny boxes dropped), class names = taxonomy L3 classes; its images are JPEG
    copies (``--jpeg-quality``), so the dataset folder stands alone and is small enough to carry to
-   another machine (about 40 KB a 640x360 frame);
+   another machine (about 50 KB a 640x360 frame at quality 90);
 3. ultralytics training from a model yaml (no pretrained weights exist offline) on ``--device``
    (``auto``: the first CUDA GPU if torch sees one, else the CPU);
 4. ONNX export plus a ``.json`` sidecar (class names, input size, the validation scores) that

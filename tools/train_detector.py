@@ -126,7 +126,11 @@ def make_dataset(gts: list[Path], args) -> Path:
         f"  {i}: {n}" for i, n in enumerate(names)
     ]
     (root / "data.yaml").write_text("\n".join(lines) + "\n")
-    w, h = args.size
+    # The frames' own size (tours already in --work are reused, whatever --size says now).
+    sizes = sorted({(w, h) for _, _, w, h in items})
+    if len(sizes) != 1:
+        raise SystemExit(f"{args.work}: frames of {len(sizes)} sizes {sizes}: use one size per --work")
+    w, h = sizes[0]
     record = {
         "names": names,
         "size": [w, h],

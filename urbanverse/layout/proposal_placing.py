@@ -151,7 +151,7 @@ def refine_tracked(
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
     if distance.size:
-        # A vehicle track and a vehicle-sized proposal explain each other as far apart as a proposal
+        # A vehicle track and a proposal named a vehicle explain each other as far apart as a proposal
         # and a vehicle may stand (``vehicle_reach``): past explained_m, the track kept its cast
         # centre and the proposal's measured one was dropped beside it as a second car.
         vehicle = np.array([(c := classify(p, cfg)) is not None and along_street(c) for p in proposals])

@@ -1,6 +1,6 @@
 """Benchmark ``NavVecEnv``: env-steps per second and memory at 1, 64, 1024 and 4096 environments.
 
-Scene: ``urbanverse.sim.tiled_street`` (the example street tiled 4 times, 160 m, plus 60 seeded
+Scene: ``urbanverse.bench.tiled_street`` (the example street tiled 4 times, 160 m, plus 60 seeded
 props: 104 objects, curbs, ramps), wheeled robot, 4 pedestrians per environment, random
 actions. Sensors: (a) 64-beam LiDAR + goal, (b) 32 x 32 depth camera + goal (no LiDAR),
 (c) 32 x 32 RGB camera + goal (rendered on the CPU; only at ``--rgb-sizes``, it is ~100x slower).
@@ -85,7 +85,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
     parser.add_argument("--rgb-sizes", type=int, nargs="*", default=[1, 16, 64], help="sizes for rgb32")
     args = parser.parse_args()
-    from urbanverse.sim.tiled_street import make_tiled_street
+    from urbanverse.bench.tiled_street import make_tiled_street
 
     ctx = mp.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp:

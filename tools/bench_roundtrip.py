@@ -15,16 +15,15 @@ after a fit that may scale, and that scale), and, last, the blind line:
     cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. ground_iou=.. map25=.. gen_s_per_video_min=..
 
 ``--plots DIR`` writes a top-down map per tour and mode (``match_<tour>_<mode>.png``,
-:mod:`urbanverse.gen.match_plot`): the true objects found, paired farther out or missed, the
+:mod:`urbanverse.bench.match_plot`): the true objects found, paired farther out or missed, the
 generated ones joined to their pairs, the two camera paths.
 
 ``--first-tour N`` starts at tour N (street seed N + 1, walk seed N), so ``--first-tour 10 --tours 10``
 adds ten more streets to a set. ``--set stage.field=value`` (repeatable) runs gen with a setting
-changed, as ``urbanverse gen --set``
-does, e.g. ``--set recon.sfm_features=opencv`` (BENCHMARKS.md compares the two SIFT extractors).
+changed, as ``urbanverse gen --set`` does.
 
 ``--keep DIR --rerun-from STAGE`` reuses what an earlier run kept in DIR (the streets, the tours and
-gen's work folders) and reruns gen from STAGE on (``lift``: 2-3 s a tour instead of 40): the way to
+gen's work folders) and reruns gen from STAGE on (``objects``: 2-3 s a tour instead of 40): the way to
 measure a change to a late stage on many tours. Stages before STAGE rerun too where their settings or
 input changed (a moved or copied video has another key). gen's seconds are then not a whole run's,
 so the last line's ``gen_s_per_video_min`` is NaN.
@@ -45,11 +44,14 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanverse.bench.evaluate import camera_path_errors, class_counts, compare_scenes, match_objects
+from urbanverse.bench.match_plot import plot_match
+from urbanverse.bench.oracle import oracle_stages, true_camera_height
 from urbanverse.config import apply_overrides
-from urbanverse.gen.evaluate import camera_path_errors, class_counts, compare_scenes, match_objects
-from urbanverse.gen.match_plot import plot_match
-from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks, true_camera_height
-from urbanverse.gen.pipeline import GenCfg, Oracles, run_gen
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.pipeline import run_gen
+from urbanverse.gen.stages import downstream
+from urbanverse.gen.table import STAGES
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
 from urbanverse.records import load_record
 from urbanverse.render.tour import TourCfg, TourGroundTruth, gt_path_for, run_render_tour
@@ -68,12 +70,9 @@ METRICS = (
 )
 
 
-def _oracles(mode: str, gt) -> Oracles:
-    if mode in ("blind", "true_height"):
-        return Oracles()
-    recon = (lambda kfs: oracle_reconstruction(gt, kfs)) if "poses" in mode else None
-    boxes = (lambda kfs: oracle_detections(gt, kfs)) if "boxes" in mode else None
-    return Oracles(recon=recon, detections=boxes, tracks=oracle_tracks if "boxes" in mode else None)
+def _stages(mode: str, gt):
+    """gen's stage table for ``mode``: true poses and boxes swapped in where the mode names them."""
+    return oracle_stages(gt, poses="poses" in mode, boxes="boxes" in mode)
 
 
 def _median(values: list[float]) -> float:
@@ -82,17 +81,15 @@ def _median(values: list[float]) -> float:
 
 
 def _drop_stages_from(out: Path, stage: str) -> None:
-    """Delete gen's work folders ``<nn>_<name>`` in ``out`` from the one named ``stage`` on, so that a
-    resumed gen reruns them; an error when ``out`` holds no such stage."""
+    """Delete gen's work folders ``<nn>_<name>`` in ``out`` of the stage ``stage`` and of every stage that
+    reads its output, directly or not, so that a resumed gen reruns them; an error when ``out`` holds
+    no earlier run."""
     work = out / "work"
     if not work.is_dir():
         raise SystemExit(f"--rerun-from {stage}: {out} holds no earlier gen run")
-    folders = {d.name.split("_", 1)[1]: int(d.name[:2]) for d in work.glob("[0-9][0-9]_*") if d.is_dir()}
-    if stage not in folders:
-        known = ", ".join(sorted(folders, key=folders.get))
-        raise SystemExit(f"--rerun-from {stage}: {work} has no such stage (it has {known})")
+    drop = downstream(STAGES, stage)
     for d in work.glob("[0-9][0-9]_*"):
-        if int(d.name[:2]) >= folders[stage]:
+        if d.is_dir() and d.name.split("_", 1)[1] in drop:
             shutil.rmtree(d)
 
 
@@ -131,8 +128,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--rerun-from", default=None, metavar="STAGE",
-        help="with --keep: reuse its tours and gen work, rerun gen from this stage (video, detect, "
-        "track, recon, ground, lift, retrieve or scene)",
+        help="with --keep: reuse its tours and gen work, rerun gen's stage STAGE and the stages after it "
+        f"({', '.join(s.name for s in STAGES)})",
     )  # fmt: skip
     parser.add_argument(
         "--plots", type=Path, default=None, help="write a top-down map of each tour's matches here"
@@ -149,6 +146,10 @@ def main() -> None:
         parser.error(f"--modes: unknown {', '.join(sorted(unknown))}")
     if args.rerun_from and not args.keep:
         parser.error("--rerun-from needs --keep: the folder of an earlier run")
+    if args.rerun_from and args.rerun_from not in {s.name for s in STAGES}:
+        parser.error(
+            f"--rerun-from: no stage {args.rerun_from!r} (stages: {', '.join(s.name for s in STAGES)})"
+        )
     results: dict[str, list[dict]] = {m: [] for m in modes}
     by_class: dict[str, dict[str, list[int]]] = {m: {} for m in modes}
     resumed = bool(args.rerun_from)
@@ -181,7 +182,7 @@ def main() -> None:
                     mode_cfg = dataclasses.replace(gen_cfg, recon=recon_cfg)
                 if resumed:
                     _drop_stages_from(out, args.rerun_from)
-                report = run_gen(video, out, mode_cfg, resume=resumed, oracles=_oracles(mode, gt))
+                report = run_gen(video, out, mode_cfg, resume=resumed, stages=_stages(mode, gt))
                 elapsed = time.perf_counter() - start
                 scene = load_scene(out)
                 aligned = mode.startswith("true_poses")

@@ -3,7 +3,7 @@
 No package ships a first-person walking video of a street, so the sample is a tour rendered through
 a procedural residential street (seeded, so the same command gives the same street and walk).
 Only the MP4 is kept (the ground truth is 1 MB of JSON); ``--gt`` keeps ``city_walk_gt.json`` too,
-for scoring a run with ``urbanverse.gen.evaluate``.
+for scoring a run with ``urbanverse.bench.evaluate``.
 """
 
 from __future__ import annotations

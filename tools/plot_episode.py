@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from urbanverse.bench.tiled_street import make_tiled_street  # noqa: E402
 from urbanverse.sim import NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg, RgbCameraCfg  # noqa: E402
-from urbanverse.sim.tiled_street import make_tiled_street  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TYPE_COLOURS = np.array(

@@ -44,8 +44,11 @@ import cv2
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from urbanverse.gen.evaluate import planar_alignment
-from urbanverse.gen.pipeline import DENSE_FILE, GenCfg, keyframe_images, keyframe_paths, run_gen
+from urbanverse.bench.evaluate import planar_alignment
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.pipeline import run_gen
+from urbanverse.gen.stages import StageRunner
+from urbanverse.gen.table import STAGES
 from urbanverse.layout.proposals import located_proposals, proposal_views
 from urbanverse.layout.walked_ground import levelled
 from urbanverse.perception.appearance import embed_crops
@@ -56,12 +59,9 @@ from urbanverse.perception.crop_classifier import (
     crop,
 )
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
-from urbanverse.recon.depth import load_cloud
-from urbanverse.recon.record import load_reconstruction
 from urbanverse.render.augment import AugmentCfg
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.scene.record import load_scene
-from urbanverse.video.record import load_keyframes
 
 WORKING_WIDTH = 960  # gen's default working width (video stage)
 
@@ -106,10 +106,10 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
     gt = run_render_tour(scene_dir, video, TourCfg(seconds=args.seconds, width=1280, height=720, seed=seed))
     cfg = GenCfg()
     run_gen(video, out, cfg, resume=False)
-    work = out / "work"
-    images = keyframe_images(keyframe_paths(work / "01_video", load_keyframes(work / "01_video")))
-    recon = load_reconstruction(work / "04_recon")
-    cloud = levelled(load_cloud(work / "05_ground" / DENSE_FILE), recon, cfg.proposals.walk_window_m)
+    runner = StageRunner(out / "work")
+    images = runner.load(STAGES, "video").images()
+    recon = runner.load(STAGES, "calibrate")
+    cloud = levelled(runner.load(STAGES, "dense"), recon, cfg.proposals.walk_window_m)
     proposals = located_proposals(recon, cloud, images, cfg.proposals)
     to_truth = planar_alignment(load_scene(out), gt)
     true_xy = np.array([o.position[:2] for o in truth.objects]).reshape(-1, 2)

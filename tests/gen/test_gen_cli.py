@@ -32,7 +32,7 @@ def test_gen_writes_a_valid_scene_with_previews_and_report(generated):
     for name in ("scene.usda", "preview.png", "report.json", "compare_0.png"):
         assert (generated / name).is_file(), name
     report = json.loads((generated / "report.json").read_text())
-    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "08_scene", "total"}
+    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "11_scene", "total"}
     assert isinstance(report["counts"]["objects_from_dense_points"], int)
     assert isinstance(report["counts"]["building_facades"], int)
     assert "size_scale" in report  # the object-size cross-check (None: no person or car measured)

@@ -80,10 +80,10 @@ def test_a_run_of_the_other_kind_is_refused_and_the_folder_kept(generated, two_s
 
 
 def _failing(shot_to_fail: int | None):
-    real = shots.scene_stages
+    real = shots.run_scene_stages
 
     def stages(shot, *args, **kwargs):
-        if shot_to_fail is None or shot.keyframes.selected_shots == (shot_to_fail,):
+        if shot_to_fail is None or shot.video.keyframes.selected_shots == (shot_to_fail,):
             raise InputError(f"{shot.source}: no usable ground was seen")
         return real(shot, *args, **kwargs)
 
@@ -91,7 +91,7 @@ def _failing(shot_to_fail: int | None):
 
 
 def test_a_failing_shot_leaves_its_error_json_and_the_others_their_scenes(two_shots, tmp_path, monkeypatch):
-    monkeypatch.setattr(shots, "scene_stages", _failing(1))
+    monkeypatch.setattr(shots, "run_scene_stages", _failing(1))
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])
     assert result.exit_code == 0, result.output
@@ -103,7 +103,7 @@ def test_a_failing_shot_leaves_its_error_json_and_the_others_their_scenes(two_sh
 
 
 def test_no_shot_giving_a_scene_exits_2_leaving_only_error_json(two_shots, tmp_path, monkeypatch):
-    monkeypatch.setattr(shots, "scene_stages", _failing(None))
+    monkeypatch.setattr(shots, "run_scene_stages", _failing(None))
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", str(two_shots), "-o", str(out), "--per-shot"])
     assert result.exit_code == 2

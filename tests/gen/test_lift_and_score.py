@@ -13,7 +13,7 @@ from PIL import Image
 
 from tests.conftest import EXAMPLE_SCENE
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.gen.evaluate import (
+from urbanverse.bench.evaluate import (
     ahead_of_walk,
     camera_path_errors,
     class_counts,
@@ -21,8 +21,13 @@ from urbanverse.gen.evaluate import (
     match_objects,
     seen_objects,
 )
-from urbanverse.gen.match_plot import plot_match
-from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks, true_camera_height
+from urbanverse.bench.match_plot import plot_match
+from urbanverse.bench.oracle import (
+    oracle_detections,
+    oracle_reconstruction,
+    oracle_tracks,
+    true_camera_height,
+)
 from urbanverse.layout.lift import (
     SHAPED_TREES,
     LiftCfg,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import EXAMPLE_SCENE
-from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
+from urbanverse.bench.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import LiftCfg
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.records import encode_rle

@@ -88,7 +88,7 @@ def test_parked_cars_ahead_lie_along_the_street_on_the_road(tmp_path):
     """True poses and boxes, 6 s into a residential street whose parked cars stand 10-30 m ahead, the
     road seen (and known a curb lower) only along the first 10 m: the cars still lie along the path on
     the road. Before: turned 80-90 degrees towards that stretch of road edge, 1.8-3 m off."""
-    from urbanverse.gen.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
+    from urbanverse.bench.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
     from urbanverse.layout.lift import run_lifting
     from urbanverse.procgen.street import StreetCfg, generate_street
     from urbanverse.render.tour import TourCfg, run_render_tour

@@ -15,12 +15,12 @@ import numpy as np
 
 from urbanverse.layout.ground import GroundLayout
 from urbanverse.layout.lift import LiftedObjects, front_anchored
+from urbanverse.layout.stage import curb_of
 from urbanverse.recon.record import Reconstruction
 from urbanverse.retrieval.cousins import CousinSet, asset_of
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
-    DEFAULT_CURB_HEIGHT,
     CameraPose,
     GroundRegion,
     Scene,
@@ -41,12 +41,6 @@ def _quat_wxyz(rotation: np.ndarray) -> tuple[float, float, float, float]:
 
     x, y, z, w = Rotation.from_matrix(rotation).as_quat()
     return (float(w), float(x), float(y), float(z))
-
-
-def curb_of(layout: GroundLayout) -> float:
-    """How far the pavement the camera walked on (the reconstruction's z = 0) is above the scene's z = 0:
-    the curb height when a road was seen (roads are the scene's z = 0), else 0."""
-    return DEFAULT_CURB_HEIGHT if any(r.type == "road" for r in layout.regions) else 0.0
 
 
 def camera_trajectory(recon: Reconstruction, lift_z: float = 0.0) -> tuple[CameraPose, ...]:

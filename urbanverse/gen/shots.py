@@ -1,8 +1,8 @@
 """``urbanverse gen --per-shot``: one scene per shot of an edited video.
 
 The video stage runs once over the whole video (keyframes of every usable shot, in
-``<out>/work/01_video``); each shot then runs stages 02-08 on its own keyframes into its own scene
-folder ``<out>/shot_<nn>/`` (cached in its own ``work``), so a killed run resumes shot by shot. A
+``<out>/work/01_video``); each shot then runs the other stages on its own keyframes into its own
+scene folder ``<out>/shot_<nn>/`` (cached in its own ``work``), so a killed run resumes shot by shot. A
 shot that fails (no camera pose, no ground seen) leaves only its ``error.json``; the others keep
 their scenes. ``<out>/report.json`` lists the shots; ``urbanverse view <out>`` shows every scene.
 """
@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
 from urbanverse.errors import InputError
-from urbanverse.gen.pipeline import (
-    REPORT_FILE,
-    GenCfg,
-    ShotInput,
-    clear_for_error,
-    scene_stages,
-    video_stage,
-)
-from urbanverse.gen.stages import StageRunner, config_hash
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.pipeline import REPORT_FILE, ShotInput, clear_for_error, run_scene_stages, source_key
+from urbanverse.gen.stages import Stage, StageRunner, config_hash
+from urbanverse.gen.table import STAGES, Keyframes
 from urbanverse.records import record, save_json
 from urbanverse.video.record import split_shots
 
@@ -41,7 +36,8 @@ class ShotResult:
     error: str = ""
     objects: int = 0
     seconds: float = 0.0
-    """The shot's stages 02-08 (wall time); the shared video stage is in the run's ``seconds``."""
+    """The shot's stages after the video stage (wall time); the shared video stage is in the run's
+    ``seconds``."""
 
 
 @record
@@ -71,14 +67,20 @@ def run_gen_per_shot(
     cfg: GenCfg,
     resume: bool = True,
     progress: Callable[[str, str], None] | None = None,
+    stages: Sequence[Stage[GenCfg]] = STAGES,
 ) -> ShotsReport:
     """One scene per usable shot of ``source`` (module docstring); the report, also written to
-    ``out_dir/report.json``. ``InputError`` when the video is unusable or no shot gives a scene."""
+    ``out_dir/report.json``. ``InputError`` when the video is unusable or no shot gives a scene.
+    ``stages``: the table to run, as for :func:`urbanverse.gen.pipeline.run_gen`."""
     source, out_dir = Path(source), Path(out_dir)
     start = time.perf_counter()
+    if not source.exists():
+        raise InputError(f"{source}: no such file")
     cfg = dataclasses.replace(cfg, video=dataclasses.replace(cfg.video, per_shot=True))
     runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
-    kfs, video_key = video_stage(source, runner, cfg.video)
+    given = {"source": (source, source_key(source))}
+    video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
+    kfs, video_key = video.keyframes, runner.keys["video"]
     shots = {s.index: s for s in kfs.shots}
     results = []
     for part in split_shots(kfs):
@@ -92,12 +94,19 @@ def run_gen_per_shot(
 
         span = dict(shot=shot.index, folder=folder.name, start_s=shot.start_s, end_s=shot.end_s)
         try:
-            key, images = config_hash(video_key, shot.index), out_dir / "work" / "01_video"
+            shot_input = ShotInput(
+                source, Keyframes(part, video.folder), config_hash(video_key, shot.index), shot.duration_s
+            )
             shot_runner = StageRunner(folder / "work", resume=resume, progress=shot_progress)
-            report = scene_stages(
-                ShotInput(source, part, key, images, shot.duration_s), folder, shot_runner, cfg, t0,
+            report = run_scene_stages(
+                shot_input,
+                folder,
+                shot_runner,
+                cfg,
+                t0,
+                stages=stages[1:],
                 name=f"{out_dir.name}_{folder.name}",
-            )  # fmt: skip
+            )
         except InputError as exc:
             clear_for_error(folder, str(exc))
             results.append(ShotResult(**span, status="error", error=str(exc)))

@@ -1,7 +1,7 @@
 """A top-down map of one round-trip score: which true objects a generated scene found, and where.
 
 Drawn in the true scene's frame over its ground (the scene preview's colours, paler): the true
-camera path and the generated one moved onto it (:func:`urbanverse.gen.evaluate.match_objects`),
+camera path and the generated one moved onto it (:func:`urbanverse.bench.evaluate.match_objects`),
 every true object the walk passed as a marker coloured by its outcome (within ``HIT_RADIUS_M`` of its
 generated pair, paired farther out, or missed), the true objects it did not pass in grey, and every
 generated object as a circle joined to its pair. A pair named with the wrong class is labelled
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanverse.bench.evaluate import HIT_RADIUS_M, ObjectMatch, match_objects
 from urbanverse.errors import require
-from urbanverse.gen.evaluate import HIT_RADIUS_M, ObjectMatch, match_objects
 from urbanverse.render.tour import TourGroundTruth
 from urbanverse.scene.preview import GROUND_COLORS
 from urbanverse.scene.record import Scene
@@ -47,7 +47,7 @@ def plot_match(
     generated: Scene, truth: Scene, tour: TourGroundTruth, out: Path, title: str, aligned: bool = False
 ) -> dict[str, int]:
     """Write the map of ``generated`` scored against ``truth`` (walked by ``tour``) to the PNG ``out``
-    under ``title``; ``aligned`` as for :func:`urbanverse.gen.evaluate.compare_scenes`. Returns the
+    under ``title``; ``aligned`` as for :func:`urbanverse.bench.evaluate.compare_scenes`. Returns the
     counts it shows: true objects by outcome, ``generated``, and ``wrong_class`` pairs."""
     matplotlib = require("matplotlib", "dev")
     matplotlib.use("Agg")

@@ -1,8 +1,9 @@
 """A larger test street built from the example scene: for benchmarks, tests and plots.
 
-No procedural street generator exists yet, so this tiles ``scenes/example`` (a 40 m street
-with raised sidewalks, curbs, ramps and 11 objects) ``tiles`` times along +x, and adds
-seeded extra props (bollards, bins, hydrants, benches) on the sidewalks. Deterministic for
+It tiles ``scenes/example`` (a 40 m street with raised sidewalks, curbs, ramps and 11 objects)
+``tiles`` times along +x, and adds seeded extra props (bollards, bins, hydrants, benches) on the
+sidewalks: a fixed scene whose size the environment speed benchmark scales, independent of
+``procgen``'s defaults. Deterministic for
 a given ``(tiles, extra_props, seed)``; the example's asset folders are copied along.
 """
 
@@ -68,7 +69,7 @@ def make_tiled_street(
     scene = dataclasses.replace(
         base,
         name=f"tiled_street_{tiles}x_s{seed}",
-        source=SceneSource(kind="procedural", generator="urbanverse.sim.tiled_street", seed=seed),
+        source=SceneSource(kind="procedural", generator="urbanverse.bench.tiled_street", seed=seed),
         ground=tuple(ground),
         objects=tuple(objects),
         walkable_area=tuple(walkable),

@@ -1,16 +1,23 @@
 """Ground-truth stand-ins for gen stages, from a rendered tour's ``<stem>_gt.json``.
 
 The round-trip benchmark runs ``gen`` once blind and once with some stages replaced by the truth
-(camera poses, 2D boxes) or told the true camera height, to show which stage the error comes from.
-Oracle poses are in the true scene's frame, so a scene generated from them needs no alignment to be
-compared.
+(camera poses, 2D boxes) or told the true camera height, to show which stage the error comes from:
+:func:`oracle_stages` gives gen's stage table with those entries swapped. Oracle poses are in the true
+scene's frame, so a scene generated from them needs no alignment to be compared.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
 import numpy as np
 
+from urbanverse.gen.stages import Stage, Store, replace_stage
+from urbanverse.gen.table import STAGES, CameraModel
 from urbanverse.perception.records import (
+    TRACKS_FILE,
     Detection,
     FrameDetection,
     FrameDetections,
@@ -18,8 +25,9 @@ from urbanverse.perception.records import (
     TrackObservation,
     Tracks,
 )
-from urbanverse.recon.geometry import pose_angles
+from urbanverse.recon.geometry import empty_points, pose_angles
 from urbanverse.recon.record import GroundPlaneFit, KeyframePose, Reconstruction
+from urbanverse.records import save_json
 from urbanverse.render.tour import TourGroundTruth
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet
 
@@ -137,3 +145,39 @@ def oracle_tracks(detections: FrameDetections) -> Tracks:
             )
         )  # fmt: skip
     return Tracks(tracks=tuple(tracks), num_frames=len(detections.frames))
+
+
+def oracle_stages(
+    gt: TourGroundTruth, poses: bool, boxes: bool, stages: Sequence[Stage] = STAGES
+) -> tuple[Stage, ...]:
+    """gen's stage table with the camera stage replaced by the tour's true poses (``poses``) and
+    detection and tracking by the true 2D boxes and identities (``boxes``). Each oracle's cache key
+    names the tour, so a folder run blind never serves an oracle run or another tour's."""
+    truth = ("oracle", str(gt.scene_dir), len(gt.frames))
+    default = {s.name: s for s in stages}
+    out = tuple(stages)
+
+    def true_camera(video, *, cfg, env) -> CameraModel:
+        return CameraModel(oracle_reconstruction(gt, video.keyframes), empty_points())
+
+    def save_tracks(tracks: Tracks, work: Path) -> None:
+        save_json(tracks, work / TRACKS_FILE)
+
+    if poses:
+        camera = default["camera"]
+        out = replace_stage(out, dataclasses.replace(camera, run=true_camera, key_parts=lambda cfg: truth))
+    if boxes:
+        detect = dataclasses.replace(
+            default["detect"],
+            run=lambda video, *, cfg, env: oracle_detections(gt, video.keyframes),
+            key_parts=lambda cfg: truth,
+        )
+        track = Stage(
+            name="track",
+            inputs=("detect",),
+            run=lambda dets, *, cfg, env: oracle_tracks(dets),
+            key_parts=lambda cfg: truth,
+            store=Store(TRACKS_FILE, save_tracks, default["track"].store.load),
+        )
+        out = replace_stage(replace_stage(out, detect), track)
+    return out

@@ -1,0 +1,325 @@
+"""The stages of ``urbanverse gen``, declared as one table (:data:`STAGES`).
+
+Each entry names the outputs it reads, the parts of :class:`~urbanverse.gen.config.GenCfg` it depends
+on, a thin ``run`` that calls its package's entry point, and how its output record is stored. The
+runner (:mod:`urbanverse.gen.stages`) alone knows the folders. Swapping a stage (another detector, a
+depth model, a benchmark's ground truth) is one :func:`~urbanverse.gen.stages.replace_stage`.
+
+::
+
+    video ──┬─ detect ── track ── candidates ───────────────────┐
+            └─ camera ─┬─ calibrate ── dense ── ground ── objects ── retrieve ── scene
+                       (detect)                (camera's sparse points)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from urbanverse.errors import InputError
+from urbanverse.gen.assemble import assemble_scene
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.finish import finish_scene
+from urbanverse.gen.stages import Stage, StageEnv, Store
+from urbanverse.layout.ground import GroundLayout, run_ground
+from urbanverse.layout.lift import LiftedObjects
+from urbanverse.layout.stage import calibrate_with_people, place_objects
+from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
+from urbanverse.perception.detect import run_detection
+from urbanverse.perception.records import (
+    DETECTIONS_FILE,
+    TRACKS_FILE,
+    FrameDetections,
+    Tracks,
+    load_detections,
+    save_detections,
+)
+from urbanverse.perception.track import run_tracking
+from urbanverse.recon.depth import DenseCloud, dense_cloud, load_cloud, save_cloud
+from urbanverse.recon.geometry import SparsePoints, load_points
+from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
+from urbanverse.recon.stage import run_recon
+from urbanverse.records import load_record, save_json
+from urbanverse.retrieval.cousins import prepare_candidates
+from urbanverse.retrieval.stage import Retrieval, run_retrieval
+from urbanverse.video.record import KEYFRAMES_FILE, KeyframeSet, load_keyframes
+from urbanverse.video.stage import run_video
+
+#: The dense points' file in the dense stage's folder.
+DENSE_FILE = "dense.npz"
+GROUND_FILE = "ground.json"
+OBJECTS_FILE = "objects.json"
+RETRIEVAL_FILE = "retrieval.json"
+SCENE_NOTES_FILE = "scene_notes.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class Keyframes:
+    """The keyframes of one shot (``keyframes``) and the folder their images are in (``folder``)."""
+
+    keyframes: KeyframeSet
+    folder: Path
+
+    @property
+    def paths(self) -> list[tuple[int, Path]]:
+        """``(keyframe index, image path)`` per keyframe."""
+        return [(k.index, self.folder / k.image) for k in self.keyframes.keyframes]
+
+    def images(self) -> dict[int, np.ndarray]:
+        """Keyframe index -> RGB image (uint8, working size)."""
+        return {i: np.asarray(Image.open(p).convert("RGB")) for i, p in self.paths}
+
+
+@dataclasses.dataclass(frozen=True)
+class CameraModel:
+    """The camera stage's output: poses, intrinsics and ground plane (``recon``) and the sparse points
+    in its world frame (``sparse``)."""
+
+    recon: Reconstruction
+    sparse: SparsePoints
+
+
+@dataclasses.dataclass(frozen=True)
+class GroundEvidence:
+    """The ground stage's output: the ground regions seen (``layout``) and a colour sample per ground
+    type (``pixel_samples``: type -> uint8 ``(N, 3)``), from which retrieval picks materials."""
+
+    layout: GroundLayout
+    pixel_samples: dict[str, np.ndarray]
+
+
+def _json_store(cls: type, file: str) -> Store:
+    """A store of one record as ``file`` (JSON)."""
+    return Store(
+        file, lambda value, work: save_json(value, work / file), lambda work: load_record(cls, work / file)
+    )
+
+
+# --- run functions: inputs in the order the table names them, then the configuration and the env ---
+
+
+def _video(source: Path, *, cfg: GenCfg, env: StageEnv) -> Keyframes:
+    if not source.exists():
+        raise InputError(f"{source}: no such file")
+    return Keyframes(run_video(source, env.work, cfg.video), env.work)
+
+
+def _detect(video: Keyframes, *, cfg: GenCfg, env: StageEnv) -> FrameDetections:
+    return run_detection(video.paths, cfg.detection, env.stop)
+
+
+def _track(video: Keyframes, dets: FrameDetections, *, cfg: GenCfg, env: StageEnv) -> Tracks:
+    result = run_tracking(video.paths, dets, cfg.tracking, stop=env.stop)
+    result.save(env.work)  # tracks.json, and the tracks' appearance embeddings beside it
+    return result.tracks
+
+
+def _candidates(tracks: Tracks, *, cfg: GenCfg, env: StageEnv) -> None:
+    if not env.stop.is_set():
+        prepare_candidates((t.category for t in tracks.tracks if not t.dynamic), cfg.cousins)
+
+
+def _camera(video: Keyframes, *, cfg: GenCfg, env: StageEnv) -> CameraModel:
+    recon = run_recon(video.keyframes, env.work, cfg.recon, image_dir=video.folder)
+    return CameraModel(recon, load_points(recon, env.work))
+
+
+def _calibrate(camera: CameraModel, dets: FrameDetections, *, cfg: GenCfg, env: StageEnv) -> Reconstruction:
+    return calibrate_with_people(camera.recon, dets) if camera.recon.mode == "single_view" else camera.recon
+
+
+def _dense(video: Keyframes, recon: Reconstruction, *, cfg: GenCfg, env: StageEnv) -> DenseCloud:
+    return dense_cloud(recon, video.images(), cfg.dense)
+
+
+def _ground(
+    video: Keyframes,
+    recon: Reconstruction,
+    camera: CameraModel,
+    dets: FrameDetections,
+    cloud: DenseCloud,
+    *,
+    cfg: GenCfg,
+    env: StageEnv,
+) -> GroundEvidence:
+    frames = list(video.images().items())
+    layout = run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
+    return GroundEvidence(layout, dict(np.load(env.work / layout.pixels_file)))
+
+
+def _objects(
+    video: Keyframes,
+    tracks: Tracks,
+    dets: FrameDetections,
+    recon: Reconstruction,
+    ground: GroundEvidence,
+    cloud: DenseCloud,
+    *,
+    cfg: GenCfg,
+    env: StageEnv,
+) -> LiftedObjects:
+    return place_objects(
+        tracks, dets, recon, ground.layout, cloud, video.images(), cfg.lift, cfg.proposals, cfg.crowns
+    )
+
+
+def _retrieve(
+    video: Keyframes,
+    objects: LiftedObjects,
+    tracks: Tracks,
+    dets: FrameDetections,
+    ground: GroundEvidence,
+    recon: Reconstruction,
+    _: None,
+    *,
+    cfg: GenCfg,
+    env: StageEnv,
+) -> Retrieval:
+    return run_retrieval(objects, tracks, dets, video.images(), ground.pixel_samples, cfg.cousins, recon)
+
+
+def _scene(
+    video: Keyframes,
+    ground: GroundEvidence,
+    objects: LiftedObjects,
+    retrieval: Retrieval,
+    recon: Reconstruction,
+    *,
+    cfg: GenCfg,
+    env: StageEnv,
+) -> dict:
+    kfs = video.keyframes
+    scene, notes = assemble_scene(
+        env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), ground.layout, objects,
+        retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
+    )  # fmt: skip
+    scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images(), cfg)
+    return {"warnings": notes, "fixes": fixes}
+
+
+# --- what each output must hold for the stages after it ---
+
+
+def _has_poses(camera: CameraModel, env: StageEnv) -> None:
+    if not camera.recon.registered:
+        raise InputError(f"{env.source}: no camera pose could be recovered (no usable frames)")
+
+
+def _has_ground(ground: GroundEvidence, env: StageEnv) -> None:
+    if not ground.layout.regions:
+        raise InputError(f"{env.source}: no usable ground was seen (no pixels below the horizon)")
+
+
+def _load_camera(work: Path) -> CameraModel:
+    recon = load_reconstruction(work)
+    return CameraModel(recon, load_points(recon, work))
+
+
+def _save_ground(ground: GroundEvidence, work: Path) -> None:
+    save_json(ground.layout, work / GROUND_FILE)  # the pixel samples were written by run_ground
+
+
+def _load_ground(work: Path) -> GroundEvidence:
+    layout = load_record(GroundLayout, work / GROUND_FILE)
+    return GroundEvidence(layout, dict(np.load(work / layout.pixels_file)))
+
+
+def _detection_key(cfg: GenCfg) -> tuple:
+    return cfg.detection, classifier_digest(cfg.detection.crop_classifier)  # the model, not its name
+
+
+def _objects_key(cfg: GenCfg) -> tuple:
+    looks = classifier_digest(cfg.proposals.crop_classifier, PROPOSAL_CLASSIFIER)
+    return cfg.lift, cfg.proposals, cfg.crowns, looks
+
+
+def _file_store(file: str, save, load) -> Store:
+    """A store of one output as ``file`` in the work folder: ``save(output, path)``, ``load(path)``."""
+    return Store(file, lambda value, work: save(value, work / file), lambda work: load(work / file))
+
+
+def _json_store(cls: type, file: str) -> Store:
+    """A store of one record as ``file`` (JSON)."""
+    return _file_store(file, save_json, lambda path: load_record(cls, path))
+
+
+STAGES: tuple[Stage[GenCfg], ...] = (
+    Stage(
+        name="video",
+        inputs=("source",),
+        run=_video,
+        key_parts=lambda c: c.video,
+        store=Store(KEYFRAMES_FILE, None, lambda work: Keyframes(load_keyframes(work), work)),
+    ),
+    Stage(
+        name="detect",
+        inputs=("video",),
+        run=_detect,
+        key_parts=_detection_key,
+        store=Store(DETECTIONS_FILE, save_detections, lambda work: load_detections(work / DETECTIONS_FILE)),
+    ),
+    Stage(
+        name="track",
+        inputs=("video", "detect"),
+        run=_track,
+        key_parts=lambda c: c.tracking,
+        store=Store(TRACKS_FILE, None, lambda work: load_record(Tracks, work / TRACKS_FILE)),
+    ),
+    Stage(name="candidates", inputs=("track",), run=_candidates, key_parts=lambda c: c.cousins, store=None),
+    Stage(
+        name="camera",
+        inputs=("video",),
+        run=_camera,
+        key_parts=lambda c: c.recon,
+        store=Store(RECON_FILE, lambda camera, work: save_reconstruction(camera.recon, work), _load_camera),
+        check=_has_poses,
+    ),
+    Stage(
+        name="calibrate",
+        inputs=("camera", "detect"),
+        run=_calibrate,
+        key_parts=lambda c: None,
+        store=Store(RECON_FILE, save_reconstruction, load_reconstruction),
+    ),
+    Stage(
+        name="dense",
+        inputs=("video", "calibrate"),
+        run=_dense,
+        key_parts=lambda c: c.dense,
+        store=_file_store(DENSE_FILE, save_cloud, load_cloud),
+    ),
+    Stage(
+        name="ground",
+        inputs=("video", "calibrate", "camera", "detect", "dense"),
+        run=_ground,
+        key_parts=lambda c: c.ground,
+        store=Store(GROUND_FILE, _save_ground, _load_ground),
+        check=_has_ground,
+    ),
+    Stage(
+        name="objects",
+        inputs=("video", "track", "detect", "calibrate", "ground", "dense"),
+        run=_objects,
+        key_parts=_objects_key,
+        store=_json_store(LiftedObjects, OBJECTS_FILE),
+    ),
+    Stage(
+        name="retrieve",
+        inputs=("video", "objects", "track", "detect", "ground", "calibrate", "candidates"),
+        run=_retrieve,
+        key_parts=lambda c: c.cousins,
+        store=_json_store(Retrieval, RETRIEVAL_FILE),
+    ),
+    Stage(
+        name="scene",
+        inputs=("video", "ground", "objects", "retrieve", "calibrate"),
+        run=_scene,
+        key_parts=lambda c: (c.physics_fix, c.compare_frames),
+        store=_file_store(SCENE_NOTES_FILE, save_json, lambda path: json.loads(path.read_text())),
+    ),
+)

@@ -1,0 +1,106 @@
+"""The layout package's entry points for ``gen``: the street's support under the objects, a static
+camera calibrated by the people it sees, and the objects placed in 3D.
+
+:func:`run_ground <urbanverse.layout.ground.run_ground>` fits the ground regions;
+:func:`place_objects` then lifts the tracks onto that ground, places trees by their crowns and adds
+the objects found only in the dense points; :func:`street_support` gives the ground height and the
+road points the lifting and the size check both stand objects on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from urbanverse.layout.crowns import CrownCfg, place_by_crowns
+from urbanverse.layout.ground import GroundLayout, road_points, surface_height
+from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_lifting
+from urbanverse.layout.proposal_placing import add_proposals
+from urbanverse.layout.proposals import ProposalCfg, is_green
+from urbanverse.layout.scale_check import SizeScale, size_scale
+from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
+from urbanverse.recon.depth import DenseCloud
+from urbanverse.recon.record import Reconstruction
+from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
+
+#: Height (m) of a standing person, the object-size prior used to calibrate a static camera.
+PERSON_HEIGHT_M = 1.7
+
+
+def curb_of(layout: GroundLayout) -> float:
+    """How far the pavement the camera walked on (the reconstruction's z = 0) is above the scene's z = 0:
+    the curb height when a road was seen (roads are the scene's z = 0), else 0."""
+    return DEFAULT_CURB_HEIGHT if any(r.type == "road" for r in layout.regions) else 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class StreetSupport:
+    """What objects stand on: ``surface(xy (N, 2)) -> (N,)`` the ground's height (m, reconstruction
+    frame) and ``road`` ``(M, 2)`` points on the road pieces (m), which keep objects off the road."""
+
+    surface: Callable[[np.ndarray], np.ndarray]
+    road: np.ndarray
+
+
+def street_support(layout: GroundLayout, lift: LiftCfg) -> StreetSupport:
+    """The ground height and road points of ``layout``; road pieces under ``lift.min_road_piece_m2`` are
+    left out (they do not tell where the street's road lies)."""
+    return StreetSupport(
+        surface_height(layout, curb_of(layout)), road_points(layout, min_piece_m2=lift.min_road_piece_m2)
+    )
+
+
+def place_objects(
+    tracks: Tracks,
+    dets: FrameDetections,
+    recon: Reconstruction,
+    layout: GroundLayout,
+    cloud: DenseCloud,
+    images: Mapping[int, np.ndarray],
+    lift: LiftCfg,
+    proposals: ProposalCfg,
+    crowns: CrownCfg,
+) -> LiftedObjects:
+    """The static objects of the scene in 3D: the tracks lifted onto the ground, trees moved onto their
+    crowns' dense points, then the objects the dense points show that no track explained."""
+    support = street_support(layout, lift)
+    objects = run_lifting(tracks, dets, recon, support.road, lift, support.surface)
+    green = is_green(cloud.rgb)
+    objects = place_by_crowns(objects, tracks, recon, cloud, green, crowns)
+    return add_proposals(objects, recon, cloud, images, support.road, proposals, green)
+
+
+def measured_size_scale(
+    tracks: Tracks, dets: FrameDetections, recon: Reconstruction, layout: GroundLayout, lift: LiftCfg
+) -> SizeScale | None:
+    """The scale the heights of the people and cars seen imply (:func:`size_scale`), on the same
+    support the objects were placed on."""
+    support = street_support(layout, lift)
+    return size_scale(tracks, recon, lift, support.surface, support.road, contact_masks(dets, lift))
+
+
+def calibrate_with_people(recon: Reconstruction, dets: FrameDetections) -> Reconstruction:
+    """A static camera's pitch and height fitted to the people it sees (1.7 m tall, feet on the ground);
+    the reconstruction unchanged when fewer than three people, spread over the image rows, are seen."""
+    boxes = [
+        d.box
+        for f in dets.frames
+        for d in f.detections
+        if d.dynamic and d.category_path[1] == "people" and d.box[3] < recon.intrinsics.height - 2
+    ]
+    if len(boxes) < 3:
+        return recon
+    boxes = np.asarray(boxes, float)
+    bottom = np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, boxes[:, 3]], axis=1)
+    fit = calibrate_from_upright(bottom, boxes[:, 1], PERSON_HEIGHT_M, recon.intrinsics)
+    if fit is None:
+        return recon
+    recalibrated = repose_single_view(recon, fit.pitch_rad, fit.camera_height_m)
+    note = (
+        f"single view: pitch {np.degrees(fit.pitch_rad):.0f} deg and camera height "
+        f"{fit.camera_height_m:.1f} m fitted to {fit.num_objects} people ({PERSON_HEIGHT_M} m tall)"
+    )
+    return dataclasses.replace(recalibrated, warnings=(*recalibrated.warnings, note))

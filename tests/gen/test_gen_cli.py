@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +14,11 @@ from typer.testing import CliRunner
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.cli import app
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.pipeline import run_gen
+from urbanverse.gen.stages import replace_stage
+from urbanverse.gen.table import STAGES
+from urbanverse.perception.records import FrameDetections
 from urbanverse.scene.record import load_scene
 
 runner = CliRunner()
@@ -48,7 +54,7 @@ def test_rerun_resumes_every_stage_and_gives_the_same_scene(generated, walk_vide
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(generated), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output[result.output.index("{") :])
-    assert len(report["cached_stages"]) == 8
+    assert len(report["cached_stages"]) == len(STAGES) - 1  # all but the uncached candidates warm-up
     assert (generated / "scene.json").read_text() == before
 
 
@@ -161,3 +167,25 @@ def test_an_image_pair_keeps_what_one_view_alone_sees(tmp_path):
     assert len(bicycles) == 1, [o.category for o in scene.objects]  # the two, side by side, merge
     camera = np.array(scene.camera_trajectory[-1].position[:2])
     assert 2.0 < np.linalg.norm(np.array(bicycles[0].position[:2]) - camera) < 12.0
+
+
+def test_a_swapped_detector_is_one_table_entry_and_reruns_only_what_reads_it(generated, tmp_path):
+    """Swap gen's detection stage for one that sees nothing: the camera stage stays cached (it reads
+    no detections), the stages after detection rerun, and the scene keeps only the objects the dense
+    points alone show."""
+    out = tmp_path / "scene"
+    shutil.copytree(generated, out)
+    (out / "work" / "manifest.json").write_text((generated / "work" / "manifest.json").read_text())
+    detect = next(s for s in STAGES if s.name == "detect")
+
+    def sees_nothing(video, *, cfg, env) -> FrameDetections:
+        return FrameDetections(detectors=("nothing",), frames=())
+
+    blind = dataclasses.replace(detect, run=sees_nothing, key_parts=lambda cfg: "sees nothing")
+    report = run_gen(json.loads((generated / "report.json").read_text())["input"], out, GenCfg(),
+                     stages=replace_stage(STAGES, blind))  # fmt: skip
+    assert {"01_video", "05_camera", "07_dense"} <= set(report.cached_stages)
+    assert not {"02_detect", "03_track", "09_objects", "11_scene"} & set(report.cached_stages)
+    assert report.counts["detections"] == 0 and report.counts["tracks"] == 0
+    proposals = report.counts["objects_from_dense_points"] + report.counts["building_facades"]
+    assert len(load_scene(out).objects) <= proposals

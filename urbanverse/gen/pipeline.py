@@ -47,7 +47,7 @@ from urbanverse.perception.records import (
 )
 from urbanverse.perception.track import TrackingCfg, run_tracking
 from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
-from urbanverse.recon.depth import DepthParams, dense_cloud, load_cloud, save_cloud
+from urbanverse.recon.depth import DenseCfg, dense_cloud, load_cloud, save_cloud
 from urbanverse.recon.geometry import load_points
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import ReconCfg, run_recon
@@ -74,7 +74,7 @@ class GenCfg:
     recon: ReconCfg = dataclasses.field(default_factory=ReconCfg)
     ground: GroundCfg = dataclasses.field(default_factory=GroundCfg)
     lift: LiftCfg = dataclasses.field(default_factory=LiftCfg)
-    dense: DepthParams = dataclasses.field(default_factory=DepthParams)
+    dense: DenseCfg = dataclasses.field(default_factory=DenseCfg)
     """Dense points of the registered keyframes (``recon.depth``): the ground's free-space check and
     the object proposals."""
     proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)

@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 
 
-@dataclasses.dataclass(frozen=True)
-class SweepParams:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SweepCfg:
     """Plane-sweep settings; heights are relative to the mean baseline of the pairs."""
 
     width_px: int = 480
@@ -58,7 +58,7 @@ def sweep_ground(
     world_from_camera: dict[int, np.ndarray],
     k: np.ndarray,
     up: np.ndarray,
-    p: SweepParams | None = None,
+    p: SweepCfg | None = None,
 ) -> np.ndarray:
     """Ground points ``(N, 3)`` (reconstruction frame) on the best plane ``up . x = offset``; empty
     when no height stands out.
@@ -66,7 +66,7 @@ def sweep_ground(
     ``grays``: keyframe index -> grey image (all one size, ``k`` its 3x3 intrinsics);
     ``world_from_camera``: keyframe index -> 4x4 pose (OpenCV camera axes); ``up``: unit vector.
     """
-    p = p or SweepParams()
+    p = p or SweepCfg()
     if not pairs:
         return np.zeros((0, 3))
     scale = min(1.0, p.width_px / next(iter(grays.values())).shape[1])
@@ -118,7 +118,7 @@ class _Reference(NamedTuple):
 
 
 def _reference(
-    image: np.ndarray, rotation: np.ndarray, k: np.ndarray, up: np.ndarray, p: SweepParams
+    image: np.ndarray, rotation: np.ndarray, k: np.ndarray, up: np.ndarray, p: SweepCfg
 ) -> _Reference:
     img = image.astype(np.float32)
     win = (p.window_px, p.window_px)
@@ -139,7 +139,7 @@ def _pair_ncc(
     wfc: dict[int, np.ndarray],
     k: np.ndarray,
     up: np.ndarray,
-    p: SweepParams,
+    p: SweepCfg,
 ) -> tuple[float, np.ndarray]:
     """Mean local NCC of keyframe ``a`` (``ref``) against ``b`` warped by the plane ``up . x = offset``
     below both cameras, over ``a``'s textured pixels below the horizon that land inside ``b``; and the

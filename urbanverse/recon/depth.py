@@ -33,7 +33,7 @@ from urbanverse.records import atomic_path
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DepthParams:
+class DenseCfg:
     """Dense matching: ``scale`` of the working resolution the flow runs at; every ``step``-th pixel
     (at that scale) is triangulated. Thresholds in pixels at the flow's scale, metres and degrees.
 
@@ -112,7 +112,7 @@ def midpoints(
 
 
 def _flow_depth(
-    recon: Reconstruction, a: int, b: int, forward: np.ndarray, backward: np.ndarray, p: DepthParams
+    recon: Reconstruction, a: int, b: int, forward: np.ndarray, backward: np.ndarray, p: DenseCfg
 ) -> tuple[np.ndarray, np.ndarray]:
     """Points ``(N, 3)`` triangulated at the grid pixels of keyframe ``a`` against keyframe ``b`` and
     their depths ``(N,)`` in ``a`` (m); NaN where a check fails. ``forward`` / ``backward``: the
@@ -143,7 +143,7 @@ def _flow_depth(
     return xyz, np.where(ok, depths[0], np.nan)
 
 
-def partners(recon: Reconstruction, keyframe: int, p: DepthParams, count: int = 2) -> list[int]:
+def partners(recon: Reconstruction, keyframe: int, p: DenseCfg, count: int = 2) -> list[int]:
     """The ``count`` registered keyframes nearest in time to ``keyframe`` whose camera centre lies
     ``min_baseline_m``..``max_baseline_m`` from its own."""
     centre = world_from_camera(recon, keyframe)[:3, 3]
@@ -157,7 +157,7 @@ def partners(recon: Reconstruction, keyframe: int, p: DepthParams, count: int = 
 
 
 def dense_cloud(
-    recon: Reconstruction, images: Mapping[int, np.ndarray], p: DepthParams | None = None
+    recon: Reconstruction, images: Mapping[int, np.ndarray], p: DenseCfg | None = None
 ) -> DenseCloud:
     """The two-partner-consistent dense points of every registered keyframe with ``(H, W, 3)`` uint8
     RGB image in ``images`` (keyed by keyframe index, working resolution).
@@ -165,7 +165,7 @@ def dense_cloud(
     The keyframes are split into ``p.threads`` consecutive runs, each matched on its own thread (OpenCV
     and NumPy let go of the GIL); the flows at a run's ends are computed twice, and the points come
     back in keyframe order, so the cloud is the same on any number of threads."""
-    p = p or DepthParams()
+    p = p or DenseCfg()
     jobs = []
     for kf in recon.registered:
         pair = [b for b in partners(recon, kf.index, p) if b in images]
@@ -184,7 +184,7 @@ def _run_points(
     recon: Reconstruction,
     images: Mapping[int, np.ndarray],
     jobs: list[tuple[int, list[int]]],
-    p: DepthParams,
+    p: DenseCfg,
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """Points, colours and owning keyframe of each ``(keyframe, its two partners)`` job, in order."""
     grays: dict[int, np.ndarray] = {}

@@ -48,7 +48,7 @@ from urbanverse.recon.record import Reconstruction
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ExtendParams:
+class ExtendCfg:
     """Chaining thresholds: ground seen within ``max_ground_m`` of the camera; ``min_inliers`` PnP
     inliers, at least ``min_inlier_share`` of the tracked corners; the new camera within
     ``height_tolerance`` (relative) of the prior height and at most ``max_step_m`` from the last; the
@@ -82,7 +82,7 @@ class ExtendParams:
     thin the rate."""
 
 
-def video_frames_wanted(recon: Reconstruction, fps: float, p: ExtendParams) -> list[int]:
+def video_frames_wanted(recon: Reconstruction, fps: float, p: ExtendCfg) -> list[int]:
     """Indices of the video frames (at about ``track_fps``) between each unregistered keyframe and its
     neighbours: what :func:`extend_by_ground` tracks through. Empty when chaining is off."""
     kfs = recon.keyframes
@@ -110,7 +110,7 @@ def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: f
 
 
 def _track(
-    grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendParams
+    grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendCfg
 ) -> tuple[np.ndarray, np.ndarray]:
     """Corners ``uv_a (N, 2)`` of ``grays[0]`` followed into ``grays[-1]``: ``(uv_b (N, 2), good (N,))``,
     ``good`` where every hop tracked forward and back within ``max_track_error_px``.
@@ -145,7 +145,7 @@ class _Walk:
 
     k: np.ndarray
     height_m: float
-    p: ExtendParams
+    p: ExtendCfg
 
 
 def _step(m_a: np.ndarray, predicted: np.ndarray, grays: list[np.ndarray], walk: _Walk) -> np.ndarray | None:
@@ -327,14 +327,14 @@ def _nearer_to_left(registered: list[bool]) -> set[int]:
 def extend_by_ground(
     recon: Reconstruction,
     image_dir: Path,
-    p: ExtendParams | None = None,
+    p: ExtendCfg | None = None,
     video: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[Reconstruction, list[int]]:
     """``recon`` with its unregistered keyframes chained from their registered neighbours (module
     docstring), and the indices newly registered. Keyframe images are read from ``image_dir``;
     ``video`` maps frame indices to grey-scale frames at the keyframes' size
     (:func:`video_frames_wanted` says which), tracked through between keyframes."""
-    p = p or ExtendParams()
+    p = p or ExtendCfg()
     keyframes = list(recon.keyframes)
     if not p.enabled or not any(kf.registered for kf in keyframes) or all(kf.registered for kf in keyframes):
         return recon, []

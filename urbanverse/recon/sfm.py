@@ -2,7 +2,7 @@
 
 SIFT on keyframes downscaled to ``max_image_size``, sequential matching (each keyframe against the next
 ``overlap`` plus quadratic strides), then COLMAP's global mapper (GLOMAP: rotation averaging, global
-positioning, bundle adjustment; ``SfmParams.mapper``) or its incremental one, with one shared
+positioning, bundle adjustment; ``SfmCfg.mapper``) or its incremental one, with one shared
 SIMPLE_PINHOLE camera whose focal length starts at the field-of-view prior and is refined by bundle
 adjustment (principal point fixed at the image centre). Poses come out in COLMAP's arbitrary
 similarity frame; :mod:`align` makes them metric and ground-aligned.
@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
-class SfmParams:
+class SfmCfg:
     """pycolmap settings (a view of ``ReconCfg``)."""
 
     max_image_size: int = 640
@@ -116,7 +116,7 @@ def run_sfm(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     consistent: Callable[[RawReconstruction], list[int]] | None = None,
     on_fallback: Callable[[], None] | None = None,
 ) -> RawReconstruction | None:
@@ -208,7 +208,7 @@ def _mapping_attempts(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     features: str,
     attempts: int,
     consistent: Callable[[RawReconstruction], list[int]] | None,
@@ -321,7 +321,7 @@ def _map_pieces(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     features: str,
     consistent: Callable[[RawReconstruction], list[int]],
     notes: list[str],
@@ -375,7 +375,7 @@ def _shifted(raw: RawReconstruction, offset: int) -> RawReconstruction:
 
 
 def _map(
-    pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmParams, angle: float, seed: int
+    pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmCfg, angle: float, seed: int
 ):
     """One mapping run (``p.mapper``; ``angle`` is the incremental mapper's initial-pair angle); the
     model with the most registered images (None if < 2)."""
@@ -443,7 +443,7 @@ def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:
 
 
 def _self_calibrated_focal(
-    pycolmap, rec, keep: list[int] | None, names: list[str], p: SfmParams
+    pycolmap, rec, keep: list[int] | None, names: list[str], p: SfmCfg
 ) -> float | None:
     """The shared focal length (px) that bundle adjustment finds on the keyframes ``keep`` of ``rec``
     (all registered ones when None); None when too few are left to refine it, or when it moves by less
@@ -458,7 +458,7 @@ def _self_calibrated_focal(
     return f1 if p.refocus_min_change <= abs(f1 / f0 - 1) <= p.max_focal_change else None
 
 
-def _focal_after_ba(pycolmap, rec, p: SfmParams) -> float:
+def _focal_after_ba(pycolmap, rec, p: SfmCfg) -> float:
     """Global bundle adjustment of ``rec`` (in place) with the shared focal length free and a robust
     loss; the focal length it ends with (px)."""
     ba = pycolmap.BundleAdjustmentOptions()
@@ -482,7 +482,7 @@ def _set_focal(pycolmap, db: Path, focal: float) -> None:
             database.update_camera(camera)
 
 
-def _refine_focal(pycolmap, rec, p: SfmParams, notes: list[str]):
+def _refine_focal(pycolmap, rec, p: SfmCfg, notes: list[str]):
     """Global bundle adjustment with the shared focal length free (robust loss); keeps the fixed-focal
     model when there are too few keyframes or the focal moves more than ``max_focal_change``."""
     n = rec.num_reg_images()

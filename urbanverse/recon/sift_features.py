@@ -17,10 +17,10 @@ import numpy as np
 from urbanverse.video.record import CameraIntrinsics
 
 if TYPE_CHECKING:
-    from urbanverse.recon.sfm import SfmParams
+    from urbanverse.recon.sfm import SfmCfg
 
 
-def few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool:
+def few_features(intr: CameraIntrinsics, names: list[str], p: SfmCfg) -> bool:
     """Small images (up to ``upsample_below_px`` after downscaling) or a short sequence (up to
     ``upsample_max_images``): features are scarce and extraction time does not matter."""
     longest = min(max(intr.width, intr.height), p.max_image_size)
@@ -28,7 +28,7 @@ def few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool
 
 
 def extract_colmap_sift(
-    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmParams
+    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmCfg
 ) -> None:
     ext = pycolmap.FeatureExtractionOptions()
     ext.max_image_size = p.max_image_size
@@ -50,7 +50,7 @@ def extract_colmap_sift(
     )
 
 
-def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+def opencv_sift(gray: np.ndarray, p: SfmCfg) -> tuple[np.ndarray, np.ndarray]:
     """SIFT keypoints ``(N, 4)`` (x, y, scale, orientation in COLMAP's pixel convention, at the input
     resolution) and RootSIFT descriptors ``(N, 128)`` uint8 as COLMAP stores them.
 
@@ -75,7 +75,7 @@ def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]
     return kp, d
 
 
-def opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+def opencv_features(path: Path, p: SfmCfg) -> tuple[np.ndarray, np.ndarray]:
     """:func:`opencv_sift` of the image file ``path``."""
     gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
     if gray is None:
@@ -84,7 +84,7 @@ def opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_opencv_sift(
-    pycolmap, db: Path, image_dir: Path, p: SfmParams, prefetched: dict[str, Future]
+    pycolmap, db: Path, image_dir: Path, p: SfmCfg, prefetched: dict[str, Future]
 ) -> None:
     """Write OpenCV SIFT features of every image in ``db``, taken from ``prefetched`` (futures by image
     name) where there."""

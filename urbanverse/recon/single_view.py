@@ -19,7 +19,7 @@ _LK = dict(winSize=(21, 21), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.T
 
 
 @dataclass(frozen=True, kw_only=True)
-class SingleViewParams:
+class SingleViewCfg:
     """Settings of the single-view pose (a view of ``ReconCfg``)."""
 
     pitch_prior_deg: float = -5.0
@@ -44,7 +44,7 @@ def line_segments(gray: np.ndarray) -> np.ndarray:
     return np.zeros((0, 4)) if lines is None else lines.reshape(-1, 4).astype(float)
 
 
-def vertical_vanishing_point(gray: np.ndarray, p: SingleViewParams) -> tuple[np.ndarray, int] | None:
+def vertical_vanishing_point(gray: np.ndarray, p: SingleViewCfg) -> tuple[np.ndarray, int] | None:
     """Homogeneous vertical vanishing point (3,) and its inlier count, or None if unsupported."""
     seg = line_segments(gray)
     if len(seg) == 0:
@@ -158,7 +158,7 @@ def single_view_poses(
     grays: list[np.ndarray],
     k: np.ndarray,
     height_m: float,
-    p: SingleViewParams,
+    p: SingleViewCfg,
     static_px: float,
     flows: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[list[np.ndarray | None], str, list[str]]:

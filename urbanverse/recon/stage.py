@@ -20,9 +20,9 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.recon.align import Alignment, AlignParams, align_to_ground, level_between, up_prior
+from urbanverse.recon.align import Alignment, AlignCfg, align_to_ground, level_between, up_prior
 from urbanverse.recon.dense import spread_pairs, sweep_ground
-from urbanverse.recon.extend import ExtendParams, extend_by_ground, video_frames_wanted
+from urbanverse.recon.extend import ExtendCfg, extend_by_ground, video_frames_wanted
 from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
@@ -30,9 +30,9 @@ from urbanverse.recon.record import (
     Reconstruction,
     save_reconstruction,
 )
-from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
-from urbanverse.recon.single_view import SingleViewParams, median_motion, pair_flow, single_view_poses
-from urbanverse.recon.vo import EarlyVo, VoParams
+from urbanverse.recon.sfm import RawReconstruction, SfmCfg, run_sfm
+from urbanverse.recon.single_view import SingleViewCfg, median_motion, pair_flow, single_view_poses
+from urbanverse.recon.vo import EarlyVo, VoCfg
 from urbanverse.video.decode import read_gray_frames
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
 
@@ -117,7 +117,7 @@ class ReconCfg:
     """Mean camera speeds above this (or below 0.1 m/s) are reported as implausible in the warnings."""
     pitch_prior_deg: float = -5.0
     """Single view without vertical lines: assumed camera pitch (negative looks down)."""
-    extend: ExtendParams = dataclasses.field(default_factory=ExtendParams)
+    extend: ExtendCfg = dataclasses.field(default_factory=ExtendCfg)
     """Chaining the keyframes a model left out from their registered neighbours (``recon.extend``)."""
     seed: int = 0
 
@@ -256,10 +256,10 @@ def _multi_view(
     need = max(2, math.ceil(cfg.min_registered_frac * len(names)))
     least = min(3, len(names))  # a partial model beats single view when the camera moves
     sfm_raw: RawReconstruction | None = None
-    with EarlyVo(image_dir, names, intr, VoParams(max_image_size=cfg.sfm_max_image_size)) as vo:
+    with EarlyVo(image_dir, names, intr, VoCfg(max_image_size=cfg.sfm_max_image_size)) as vo:
         if cfg.method in ("auto", "sfm"):
             t0 = time.perf_counter()
-            params = SfmParams(
+            params = SfmCfg(
                 max_image_size=cfg.sfm_max_image_size,
                 max_features=cfg.sfm_max_features,
                 features=cfg.sfm_features,
@@ -345,7 +345,7 @@ def _from_raw(
         swept = _swept_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points)
         if swept is not None:
             centres = np.stack([raw.wfc[i][:3, 3] for i in reg])
-            al = level_between(al, swept, centres, _align_params(cfg))
+            al = level_between(al, swept, centres, _align_cfg(cfg))
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
     warnings.extend(al.warnings)
@@ -428,7 +428,7 @@ def _swept_ground(
     if len(extra) == 0:
         return None
     times = np.array([kfs.keyframes[i].time_s for i in keep])
-    al = align_to_ground(wfc, np.concatenate([points.xyz, extra]), times, _align_params(cfg))
+    al = align_to_ground(wfc, np.concatenate([points.xyz, extra]), times, _align_cfg(cfg))
     if al.ground.method != "ransac":
         return None
     al.warnings.append(
@@ -437,8 +437,8 @@ def _swept_ground(
     return al
 
 
-def _align_params(cfg: ReconCfg) -> AlignParams:
-    return AlignParams(
+def _align_cfg(cfg: ReconCfg) -> AlignCfg:
+    return AlignCfg(
         camera_height_m=cfg.camera_height_m,
         walking_speed_mps=cfg.walking_speed_mps,
         max_tilt_deg=cfg.max_ground_tilt_deg,
@@ -478,7 +478,7 @@ def _consistent_keyframes(
     keyframes go, the rest must fit a ground plane of their own (else their heights were measured
     along a guessed up direction): otherwise nothing is plausible.
     """
-    params = _align_params(cfg)
+    params = _align_cfg(cfg)
     keep, points = sorted(raw.wfc), raw.points
     dropped: list[int] = []
     reasons: list[str] = []
@@ -551,7 +551,7 @@ def _single_view(
         grays,
         k_small,
         cfg.camera_height_m,
-        SingleViewParams(pitch_prior_deg=cfg.pitch_prior_deg, seed=cfg.seed),
+        SingleViewCfg(pitch_prior_deg=cfg.pitch_prior_deg, seed=cfg.seed),
         cfg.static_px * s,
         flows,
     )

@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
-class VoParams:
+class VoCfg:
     """Visual-odometry settings (a view of ``ReconCfg``)."""
 
     max_image_size: int = 640
@@ -40,7 +40,7 @@ class VoParams:
     min_pnp_inliers: int = 12
 
 
-def _features(path: Path, p: VoParams, sift) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def _features(path: Path, p: VoCfg, sift) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     img = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if img is None:
         raise FileNotFoundError(f"{path}: keyframe image missing or unreadable")
@@ -99,7 +99,7 @@ def run_vo(
     image_dir: Path,
     names: list[str],
     intr: CameraIntrinsics,
-    p: VoParams,
+    p: VoCfg,
     stop: threading.Event | None = None,
 ) -> RawReconstruction | None:
     """Chain keyframes ``names`` (in order) into camera poses; None if no pair has enough parallax.
@@ -223,7 +223,7 @@ class EarlyVo:
     fall short too, VO runs (2.4-3.9 s there) and compares. Started at the fallback, VO's result
     is ready by then; when SfM succeeds, it is stopped at its next keyframe and never read."""
 
-    def __init__(self, image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoParams) -> None:
+    def __init__(self, image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoCfg) -> None:
         self._args = (image_dir, names, intr, p)
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="vo")

@@ -74,9 +74,7 @@ def test_without_ground_points_scale_comes_from_walking_speed() -> None:
     times, poses, pts = _scene(rng, n_ground=0, n_outliers=0)
     pts = pts[pts[:, 2] > 2.0]  # facades above the camera only: nothing to fit a ground to
     moved_poses, moved_pts = _apply(_similarity(rng), poses, pts)
-    al = align_to_ground(
-        moved_poses, moved_pts, times, AlignCfg(camera_height_m=1.6, walking_speed_mps=1.5)
-    )
+    al = align_to_ground(moved_poses, moved_pts, times, AlignCfg(camera_height_m=1.6, walking_speed_mps=1.5))
     assert al.ground.method == "up_prior" and al.scale_source == "walking_speed_prior"
     rec = np.stack([al.apply_pose(m) for m in moved_poses])
     path = np.linalg.norm(np.diff(rec[:, :3, 3], axis=0), axis=1).sum()

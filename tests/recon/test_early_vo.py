@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from urbanverse.errors import Cancelled
-from urbanverse.recon.sfm import SfmCfg, run_sfm
+from urbanverse.recon.sfm import run_sfm
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.recon.vo import EarlyVo, VoCfg, run_vo
 
 

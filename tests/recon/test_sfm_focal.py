@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from tests.video.synth import Street
-from urbanverse.recon.sfm import RawReconstruction, SfmCfg, run_sfm
+from urbanverse.recon.sfm import RawReconstruction, run_sfm
+from urbanverse.recon.sfm_cfg import SfmCfg
 
 
 def test_a_cut_model_is_remapped_with_the_focal_that_bundle_adjustment_finds(
@@ -48,7 +49,9 @@ def test_no_remap_when_the_model_is_whole(walk_keyframes, tmp_path: Path) -> Non
         calls.append(len(raw.wfc))
         return sorted(raw.wfc)
 
-    raw = run_sfm(image_dir, names, kfs.intrinsics, tmp_path, SfmCfg(features="colmap"), consistent)
+    raw = run_sfm(
+        image_dir, names, kfs.intrinsics, tmp_path, SfmCfg(features="colmap", attempts=3), consistent
+    )
     assert raw is not None and len(calls) == 1
     assert not any("remapped" in n for n in raw.notes)
 

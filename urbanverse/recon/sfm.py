@@ -18,12 +18,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from urbanverse.recon.geometry import SparsePoints
 from urbanverse.recon.pieces import shared_similarity, unposed_runs
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.recon.sift_features import (
     extract_colmap_sift,
     few_features,
@@ -33,55 +33,6 @@ from urbanverse.recon.sift_features import (
 from urbanverse.video.record import CameraIntrinsics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SfmCfg:
-    """pycolmap settings (a view of ``ReconCfg``)."""
-
-    max_image_size: int = 640
-    max_features: int = 2048
-    overlap: int = 6
-    init_min_tri_angle_deg: float = 4.0
-    num_threads: int = 2
-    deterministic: bool = True
-    """Run COLMAP single-threaded: with threads, image ids (extraction), RANSAC streams (matching) and
-    bundle adjustment depend on scheduling, and a rerun can give a different model."""
-    max_seconds: float = 60.0
-    refine_focal: bool = True
-    features: str = "auto"
-    fallback_features: bool = True
-    fallback_attempts: int = 1
-    contrast_threshold: float = 0.015
-    upsample_below_px: int = 400
-    upsample_max_images: int = 12
-    peak_threshold: float = 0.0067
-    mapper: Literal["global", "incremental"] = "global"
-    """``global``: COLMAP's global mapper (GLOMAP: rotation averaging, then global positioning and
-    bundle adjustment; a pair of images is mapped incrementally, as it builds no model of two) or
-    ``incremental``: COLMAP's incremental mapper (registers one image after another; one wrong
-    registration bends or shrinks the rest of the walk)."""
-    pieces: bool = True
-    """Map each run of at least ``min_piece`` keyframes the model left out as a model of its own, with
-    ``piece_overlaps`` keyframes of the model on each side (tried in turn), and join it to the model by
-    those (``_map_pieces``) when their centres then agree within ``max_join_error`` of their spread."""
-    min_piece: int = 4
-    piece_overlaps: tuple[int, ...] = (10, 4)
-    max_join_error: float = 0.05
-    max_models: int = 3
-    attempts: int = 3
-    accept_score: float = 0.5
-    refocus: bool = True
-    """When an attempt maps fewer than ``refocus_below`` of the keyframes plausibly, map once more with
-    the focal length that bundle adjustment finds on its plausible part (see ``_mapping_attempts``)."""
-    refocus_below: float = 0.9
-    refocus_min_change: float = 0.02
-    abs_pose_min_inliers: int = 30
-    ba_max_iterations: int = 30
-    ba_global_ratio: float = 1.3
-    min_images_focal: int = 8
-    max_focal_change: float = 0.3
-    seed: int = 0
 
 
 @dataclass

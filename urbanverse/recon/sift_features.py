@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.video.record import CameraIntrinsics
-
-if TYPE_CHECKING:
-    from urbanverse.recon.sfm import SfmCfg
 
 
 def few_features(intr: CameraIntrinsics, names: list[str], p: SfmCfg) -> bool:
@@ -83,9 +80,7 @@ def opencv_features(path: Path, p: SfmCfg) -> tuple[np.ndarray, np.ndarray]:
     return opencv_sift(gray, p)
 
 
-def write_opencv_sift(
-    pycolmap, db: Path, image_dir: Path, p: SfmCfg, prefetched: dict[str, Future]
-) -> None:
+def write_opencv_sift(pycolmap, db: Path, image_dir: Path, p: SfmCfg, prefetched: dict[str, Future]) -> None:
     """Write OpenCV SIFT features of every image in ``db``, taken from ``prefetched`` (futures by image
     name) where there."""
     with pycolmap.Database.open(db) as database:

@@ -11,7 +11,8 @@ import pytest
 
 from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
-from urbanverse.layout.ground import GroundCfg, run_ground
+from urbanverse.layout.ground import run_ground
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.perception.records import FrameDetections
 from urbanverse.recon.depth import DenseCfg, dense_cloud
 

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.ndimage
 import scipy.spatial
 
 from urbanverse.layout.birdseye import points_by_label, principal_axes
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.street import path_directions
-
-if TYPE_CHECKING:  # ground.py imports this module: the config type is for annotations only
-    from urbanverse.layout.ground import GroundCfg
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,11 +26,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import cv2
 import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.colour import srgb8_to_lab_opencv8
 from urbanverse.layout.appearance import top_projections
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.lift import LiftedObject
@@ -91,12 +91,6 @@ class Facade:
     """The keyframes its points came from."""
 
 
-def _lab(rgb: np.ndarray) -> np.ndarray:
-    return (
-        cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2LAB).reshape(-1, 3).astype(float)
-    )
-
-
 def _pieces(along: np.ndarray, lab: np.ndarray, cfg: FacadeCfg) -> list[np.ndarray]:
     """Point index arrays of the pieces of one run: its stretches of non-empty ``bin_m`` bins, each
     split where the mean colours of the ``colour_window_m`` on either side differ most, while they
@@ -138,7 +132,7 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
     keep = (cloud.xyz[:, 2] > cfg.tall_m) & (cloud.xyz[:, 2] < cfg.max_height_m) & ~green
     if keep.sum() < cfg.min_points:
         return []
-    xyz, lab, owner = cloud.xyz[keep], _lab(cloud.rgb[keep]), cloud.keyframe[keep]
+    xyz, lab, owner = cloud.xyz[keep], srgb8_to_lab_opencv8(cloud.rgb[keep]), cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
     occupied = cell_sums(flat, shape) >= cfg.min_cell_points
     bridged = scipy.ndimage.binary_closing(occupied, np.ones((3, 3)), iterations=cfg.bridge_cells)

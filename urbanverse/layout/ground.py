@@ -26,6 +26,7 @@ import scipy.ndimage
 import scipy.spatial
 import shapely
 
+from urbanverse.colour import srgb_to_lab_opencv
 from urbanverse.layout.birdseye import points_by_label
 from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
@@ -175,7 +176,7 @@ def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: G
     if rest.sum() < 10:
         classes[rest] = _CLASS["sidewalk"]
         return classes
-    lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)
+    lab = srgb_to_lab_opencv(mean)
     crossing = _crosswalks(lab[..., 0], rest, cfg)
     # Steps on a crosswalk and just beside it cross the road: they do not make its asphalt paving.
     near_crossing = scipy.ndimage.binary_dilation(crossing, iterations=_cells(1.0, cfg.cell_m))

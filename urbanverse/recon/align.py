@@ -28,16 +28,28 @@ from urbanverse.recon.record import GroundPlaneFit
 
 @dataclass(frozen=True, kw_only=True)
 class AlignCfg:
-    """Ground-fit and scale settings (a view of ``ReconCfg``)."""
+    """Ground-fit and scale settings of :func:`align_to_ground` (the stage builds them from
+    ``ReconCfg``). Lengths in metres, fractions of the camera height where said."""
 
     camera_height_m: float = 1.6
+    """Camera height above the ground (m): the cameras' mean height above the fitted plane is scaled to it."""
     walking_speed_mps: float = 1.3
+    """Mean camera speed (m/s) that sets the scale of a video without a ground plane: a walking pace."""
     max_tilt_deg: float = 25.0
+    """Ground normals farther than this (degrees) from the up prior are rejected (facades, slopes)."""
     inlier_frac: float = 0.03
+    """Ground inlier band as a fraction of the hypothesised camera height, so the test is scale-free."""
     min_ground_inliers: int = 12
+    """Fewest inlier points for a ground plane (and for its refit along the path); fewer leave the up
+    prior and the walking speed to set the frame and scale."""
     path_band_frac: float = 1.0
+    """The refit keeps inliers within this many camera heights of the camera path (seen from above):
+    the surface walked on, not the road beside it 15 cm lower."""
     ransac_iters: int = 400
+    """RANSAC plane hypotheses (three points each): plenty for the share of ground among the points
+    below the cameras."""
     seed: int = 0
+    """Seed of the RANSAC sampling (reproducible planes)."""
 
 
 @dataclass

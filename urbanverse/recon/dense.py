@@ -22,19 +22,25 @@ import numpy as np
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class SweepCfg:
-    """Plane-sweep settings; heights are relative to the mean baseline of the pairs."""
+    """Plane-sweep settings of :func:`sweep_ground`; heights are relative to the mean baseline of the
+    pairs (so the sweep is scale-free)."""
 
     width_px: int = 480
-    """Images are downscaled to this width first."""
+    """Images are downscaled to this width (px) first: the ground's texture survives, the cost drops."""
     min_height: float = 0.05
+    """Nearest plane swept: this many mean baselines below the cameras' mean height."""
     max_height: float = 50.0
+    """Farthest plane swept, in mean baselines below the cameras: the range covers any walking
+    camera, whatever the reconstruction's arbitrary scale."""
     steps: int = 80
     """Heights swept, log-spaced; the best is refined with ``refine_steps`` between its neighbours."""
     refine_steps: int = 11
+    """Heights tried between the best height's two neighbours (linearly spaced)."""
     window_px: int = 9
-    """Side of the square window of the normalised cross-correlation."""
+    """Side of the square window of the normalised cross-correlation (px)."""
     min_texture: float = 4.0
-    """Pixels with a grey-level standard deviation under this in their window are not scored."""
+    """Pixels with a grey-level standard deviation under this in their window are not scored: blank
+    pixels correlate at any height."""
     min_score: float = 0.25
     """The best plane's mean correlation must reach this..."""
     min_contrast: float = 0.1
@@ -42,6 +48,8 @@ class SweepCfg:
     match_ncc: float = 0.6
     """Pixels correlating this well at the best plane become ground points."""
     max_points: int = 3000
+    """At most this many ground points are returned (a fixed-seed sample): enough for a plane fit,
+    few enough not to outweigh the sparse points."""
 
 
 def spread_pairs(keyframes: list[int], max_pairs: int = 6) -> list[tuple[int, int]]:

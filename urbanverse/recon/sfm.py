@@ -76,7 +76,7 @@ def run_sfm(
     ``consistent`` returns the keyframes of a candidate whose poses are plausible (the caller's check);
     while they are fewer than ``accept_score x len(names)``, another mapping attempt runs (up to
     ``attempts``), then, with ``fallback_features``, the same attempts on the other SIFT extractor's
-    features (COLMAP's and OpenCV's find different features on weak texture, and a tour that one
+    features (COLMAP's and OpenCV's find different features on weak texture, and a walk that one
     cannot map the other often can; ``on_fallback`` is called as the other extractor starts). The
     candidate with the most consistent keyframes is kept; its other keyframes are deregistered before
     the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
@@ -95,7 +95,7 @@ def run_sfm(
     notes: list[str] = []
     best: tuple[float, object, list[int] | None] | None = None
     # COLMAP matches and maps on one thread (deterministic); the other core computes the OpenCV
-    # fallback's features meanwhile, in case they are needed (2-2.5 s of a 40-keyframe tour).
+    # fallback's features meanwhile, in case they are needed (seconds saved when they are).
     pool = ThreadPoolExecutor(max_workers=1) if extractors[1:] == ["opencv"] else None
     prefetched: dict[str, Future] = {}
 
@@ -247,8 +247,7 @@ def _mapping_attempts(
             # Mapping keeps the focal length fixed, and a prior that is off by some per cent bends a
             # forward-moving path until the plausibility check cuts it. The focal that bundle
             # adjustment finds on the plausible part becomes the prior of another attempt with the
-            # best initialisation so far (on the round-trip tours, a 10 % too long prior had cut
-            # walks at their turns; remapped, two of five tours mapped whole).
+            # best initialisation so far, so a walk cut at its turns by a wrong prior can map whole.
             refocused = True
             _set_focal(pycolmap, db, focal)
             notes.append(f"SfM remapped with the focal length {focal:.0f} px that bundle adjustment found")
@@ -304,7 +303,7 @@ def _map_pieces(
                 continue
             shared = len(kept & set(raw.wfc))
             # Poses only: the piece's points stay out of the ground fit (across a street crossing, the
-            # road it saw tilted a tour's ground plane by 1.3 degrees: heights 2.03 -> 1.41 m).
+            # road a piece sees lies lower than the walked sidewalk and would tilt the ground plane).
             raw.wfc.update({k: transform.apply_pose(piece.wfc[k]) for k in new})
             notes.append(
                 f"keyframes {new[0]}-{new[-1]} mapped as a piece of their own and joined by {shared} "
@@ -488,7 +487,7 @@ def _extract(rec, names: list[str]) -> RawReconstruction:
     )
     cam = next(iter(rec.cameras.values()))
     # The mean over the kept points' observations. COLMAP's own mean also counts points whose stored
-    # error is not finite after deregistration (it reported 2.9e151 px for a round-trip tour).
+    # error is not finite after deregistration (which makes it astronomically large).
     lengths = np.diff(points.obs_offsets)
     mean_error = float(np.average(points.error_px, weights=lengths)) if len(points) else 0.0
     return RawReconstruction(

@@ -20,14 +20,25 @@ _LK = dict(winSize=(21, 21), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.T
 
 @dataclass(frozen=True, kw_only=True)
 class SingleViewCfg:
-    """Settings of the single-view pose (a view of ``ReconCfg``)."""
+    """Settings of the single-view pose (:func:`single_view_poses`; the stage builds them from
+    ``ReconCfg``). Angles in degrees."""
 
     pitch_prior_deg: float = -5.0
+    """Camera pitch assumed without enough vertical lines (negative looks down): a hand-held camera's
+    slight downward tilt."""
     min_vertical_lines: int = 6
+    """Fewest near-vertical line segments (and inliers of their vanishing point) to measure the camera's
+    tilt; fewer do not pin the vanishing point down."""
     max_line_tilt_deg: float = 25.0
+    """Segments within this of the image's vertical are candidates for world verticals (poles, facade
+    edges) under a moderate camera tilt."""
     max_pitch_deg: float = 70.0
+    """A vertical vanishing point implying a larger pitch is rejected (the prior is used instead): no
+    street camera looks that steeply."""
     max_roll_deg: float = 20.0
+    """Likewise for roll: a hand-held camera is held roughly level."""
     seed: int = 0
+    """Seed of the RANSAC over line pairs (reproducible tilt)."""
 
 
 def line_segments(gray: np.ndarray) -> np.ndarray:

@@ -339,8 +339,8 @@ def run_ground(
 
     ``points``: the reconstruction's sparse points (world frame), and ``dense_xyz (N, 3)``: its dense
     points (:func:`urbanverse.recon.depth.dense_cloud`), obstacles for the free-space check. The
-    dense points outline facades that the sparse ones leave full of holes: on the round-trip tours,
-    the ground behind house fronts had been cast onto the plane as road and crosswalk. Raised dense
+    dense points outline facades that the sparse ones leave full of holes, so the ground behind house
+    fronts is not cast onto the plane as road and crosswalk. Raised dense
     points also hide the ground at the pixels they project to (``raised_min_height_m``).
     """
     cfg = cfg or GroundCfg()

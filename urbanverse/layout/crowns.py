@@ -96,8 +96,8 @@ def place_by_crowns(
 ) -> LiftedObjects:
     """``lifted`` with each plant that the vegetation detector boxed (its label one of
     ``VEGETATION_LABELS``) moved to its crown's centre (module docstring); ``green (N,)``: which points
-    of ``cloud`` are vegetation-coloured. Other detectors' boxes (YOLO's, the true boxes of the round
-    trip) reach down to the trunk's foot, whose ground contact stands."""
+    of ``cloud`` are vegetation-coloured. Other detectors' boxes (YOLO's, ground-truth boxes) reach
+    down to the trunk's foot, whose ground contact stands."""
     if not cfg.enabled:
         return lifted
     keep = green & (cloud.xyz[:, 2] >= cfg.min_height_m)

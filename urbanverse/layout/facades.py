@@ -47,7 +47,7 @@ class FacadeCfg:
     """Facade parameters (m unless named otherwise); see the module docstring."""
 
     enabled: bool = True
-    """Turn the fronts into ``building_facade`` objects; off leaves buildings out of the scene."""
+    """Turn the fronts into ``building_facade`` objects; off leaves building fronts out of the scene."""
     cell_m: float = 0.25
     """Side (m) of the bird's-eye grid the tall points are gathered in: fine enough to keep two
     buildings across a narrow gap apart."""

@@ -72,7 +72,8 @@ class ProposalCfg:
     """Proposal parameters (m unless named otherwise); see the module docstring."""
 
     enabled: bool = True
-    """Add proposals from the dense points; off keeps the detector tracks (and fronts) alone."""
+    """Add objects from the dense points (proposals, and building fronts with ``facades``); off keeps the
+    detector tracks alone."""
     cell_m: float = 0.2
     """Side (m) of the bird's-eye grid cells and of the voxels: finer than the gap between a bench and
     a bin beside it."""

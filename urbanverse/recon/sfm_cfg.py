@@ -37,8 +37,8 @@ class SfmCfg:
     """Run COLMAP single-threaded: with threads, image ids (extraction), RANSAC streams (matching) and
     bundle adjustment depend on scheduling, and a rerun can give a different model."""
     max_seconds: float = 60.0
-    """Time limit of one mapping run (seconds, whole seconds passed to COLMAP), so a hard walk cannot
-    hold the stage for long."""
+    """Time limit (s, whole seconds) of one run of the incremental mapper (COLMAP's
+    ``max_runtime_seconds``; the global mapper has none), so a hard walk cannot hold the stage for long."""
     refine_focal: bool = True
     """Refine the shared focal length by a final global bundle adjustment (see ``max_focal_change``);
     False keeps the video stage's field-of-view prior. The prior can be some per cent off."""

@@ -9,7 +9,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from urbanverse.layout.ground import _CLASS, GroundCfg, _classify, _place_road
+from urbanverse.layout.ground import _CLASS, _classify, _place_road
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.road_extent import crossing_landings, crossing_shapes, path_sides
 
 CELL = GroundCfg().cell_m

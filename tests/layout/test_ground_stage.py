@@ -11,9 +11,10 @@ import pytest
 
 from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
-from urbanverse.layout.ground import GroundCfg, run_ground
+from urbanverse.layout.ground import run_ground
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.perception.records import FrameDetections
-from urbanverse.recon.depth import DepthParams, dense_cloud
+from urbanverse.recon.depth import DenseCfg, dense_cloud
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +86,8 @@ def test_the_ground_is_the_same_cast_on_one_thread_or_two(street_frames, tmp_pat
 
 def test_the_dense_points_are_the_same_on_one_thread_or_two(street_frames) -> None:
     frames, recon = street_frames
-    one = dense_cloud(recon, dict(frames), DepthParams(threads=1))
-    two = dense_cloud(recon, dict(frames), DepthParams(threads=2))
+    one = dense_cloud(recon, dict(frames), DenseCfg(threads=1))
+    two = dense_cloud(recon, dict(frames), DenseCfg(threads=2))
     assert len(one.xyz) > 1000
     assert np.array_equal(one.xyz, two.xyz) and np.array_equal(one.keyframe, two.keyframe)
     assert np.array_equal(one.rgb, two.rgb)

@@ -9,7 +9,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from tests.video.synth import Street, camera_path
-from urbanverse.recon.align import AlignParams, align_to_ground, level_between
+from urbanverse.recon.align import AlignCfg, align_to_ground, level_between
 from urbanverse.recon.geometry import pose_angles
 
 
@@ -52,7 +52,7 @@ def test_alignment_recovers_the_ground_frame(seed: int) -> None:
     rng = np.random.default_rng(seed)
     times, poses, pts = _scene(rng)
     moved_poses, moved_pts = _apply(_similarity(rng), poses, pts)
-    al = align_to_ground(moved_poses, moved_pts, times, AlignParams(camera_height_m=1.6))
+    al = align_to_ground(moved_poses, moved_pts, times, AlignCfg(camera_height_m=1.6))
     assert al.scale_source == "ground_plane" and al.ground.method == "ransac"
     # Inliers: the ground points along the walked path (within one camera height of it).
     assert al.ground.num_inliers >= 80 and al.ground.residual_m < 0.02 and al.ground.tilt_to_up_deg < 3
@@ -74,9 +74,7 @@ def test_without_ground_points_scale_comes_from_walking_speed() -> None:
     times, poses, pts = _scene(rng, n_ground=0, n_outliers=0)
     pts = pts[pts[:, 2] > 2.0]  # facades above the camera only: nothing to fit a ground to
     moved_poses, moved_pts = _apply(_similarity(rng), poses, pts)
-    al = align_to_ground(
-        moved_poses, moved_pts, times, AlignParams(camera_height_m=1.6, walking_speed_mps=1.5)
-    )
+    al = align_to_ground(moved_poses, moved_pts, times, AlignCfg(camera_height_m=1.6, walking_speed_mps=1.5))
     assert al.ground.method == "up_prior" and al.scale_source == "walking_speed_prior"
     rec = np.stack([al.apply_pose(m) for m in moved_poses])
     path = np.linalg.norm(np.diff(rec[:, :3, 3], axis=0), axis=1).sum()
@@ -96,7 +94,7 @@ def test_the_walked_sidewalk_is_the_ground_not_the_road_beside_it() -> None:
     road = np.c_[rng.uniform(-2, 16, 500), rng.uniform(1.5, 4.0, 500), rng.normal(-0.15, 0.01, 500)]
     pts = np.vstack([pts, side, road])
     moved_poses, moved_pts = _apply(_similarity(rng), poses, pts)
-    al = align_to_ground(moved_poses, moved_pts, times, AlignParams(camera_height_m=1.6))
+    al = align_to_ground(moved_poses, moved_pts, times, AlignCfg(camera_height_m=1.6))
     back = al.apply_points(moved_pts)
     n_side = len(pts) - 750
     assert abs(float(np.median(back[n_side : n_side + 250, 2]))) < 0.02  # the sidewalk is z = 0
@@ -115,7 +113,7 @@ def test_the_level_between_two_ground_fits_halves_their_gap_and_rescales() -> No
     t = _similarity(rng)
     wfc, on_pavement = _apply(t, poses, pavement)
     _, on_road = _apply(t, poses, road)
-    p = AlignParams()
+    p = AlignCfg()
     upper, lower = (align_to_ground(wfc, pts, times, p) for pts in (on_pavement, on_road))
     assert lower.scale < upper.scale  # the cameras look higher above the road
     centres = wfc[:, :3, 3]

@@ -9,11 +9,11 @@ import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
 from urbanverse.errors import InputError
-from urbanverse.recon.depth import DepthParams, dense_cloud, load_cloud, midpoints, partners, save_cloud
+from urbanverse.recon.depth import DenseCfg, dense_cloud, load_cloud, midpoints, partners, save_cloud
 
 STREET = Street(width=480, height_px=270)
 #: The frames are half the pipeline's working size (960 x 540), so the flow runs at full size here.
-PARAMS = DepthParams(scale=1.0)
+PARAMS = DenseCfg(scale=1.0)
 
 
 def _surface_distance(xyz: np.ndarray) -> np.ndarray:
@@ -56,9 +56,9 @@ def test_a_wrong_pose_breaks_the_partners_agreement(walk) -> None:
 def test_partners_are_the_nearest_in_time_within_the_baselines(walk) -> None:
     poses, _ = walk
     recon = street_reconstruction(STREET, poses)
-    assert partners(recon, 1, DepthParams()) == [0, 2]
-    assert partners(recon, 0, DepthParams(max_baseline_m=1.5)) == [1]
-    assert partners(recon, 0, DepthParams(min_baseline_m=2.0)) == [2]
+    assert partners(recon, 1, DenseCfg()) == [0, 2]
+    assert partners(recon, 0, DenseCfg(max_baseline_m=1.5)) == [1]
+    assert partners(recon, 0, DenseCfg(min_baseline_m=2.0)) == [2]
 
 
 def test_midpoints_recover_points_seen_by_two_cameras(walk) -> None:

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from urbanverse.errors import Cancelled
-from urbanverse.recon.sfm import SfmParams, run_sfm
-from urbanverse.recon.vo import EarlyVo, VoParams, run_vo
+from urbanverse.recon.sfm import run_sfm
+from urbanverse.recon.sfm_cfg import SfmCfg
+from urbanverse.recon.vo import EarlyVo, VoCfg, run_vo
 
 
 def _inputs(walk_keyframes):
@@ -19,8 +20,8 @@ def _inputs(walk_keyframes):
 
 def test_early_vo_gives_the_poses_of_vo_run_in_line(walk_keyframes) -> None:
     image_dir, names, intr = _inputs(walk_keyframes)
-    in_line = run_vo(image_dir, names, intr, VoParams())
-    with EarlyVo(image_dir, names, intr, VoParams()) as vo:
+    in_line = run_vo(image_dir, names, intr, VoCfg())
+    with EarlyVo(image_dir, names, intr, VoCfg()) as vo:
         vo.start()
         vo.start()  # a second start runs nothing more
         early, seconds = vo.result()
@@ -32,14 +33,14 @@ def test_early_vo_gives_the_poses_of_vo_run_in_line(walk_keyframes) -> None:
 
 def test_result_starts_vo_that_was_never_started(walk_keyframes) -> None:
     image_dir, names, intr = _inputs(walk_keyframes)
-    with EarlyVo(image_dir, names, intr, VoParams()) as vo:
+    with EarlyVo(image_dir, names, intr, VoCfg()) as vo:
         raw, _ = vo.result()
     assert raw is not None and len(raw.wfc) >= 0.8 * len(names)
 
 
 def test_leaving_stops_vo_at_its_next_keyframe(walk_keyframes) -> None:
     image_dir, names, intr = _inputs(walk_keyframes)
-    vo = EarlyVo(image_dir, names, intr, VoParams())
+    vo = EarlyVo(image_dir, names, intr, VoCfg())
     with vo:
         vo.start()
     with pytest.raises(Cancelled):  # (it would take a whole walk's features to finish first)
@@ -49,7 +50,7 @@ def test_leaving_stops_vo_at_its_next_keyframe(walk_keyframes) -> None:
 def test_sfm_calls_on_fallback_as_its_second_features_start(walk_keyframes, tmp_path: Path) -> None:
     image_dir, names, intr = _inputs(walk_keyframes)
     calls: list[str] = []
-    p = SfmParams(features="colmap", attempts=1, refocus=False, refine_focal=False)
+    p = SfmCfg(features="colmap", attempts=1, refocus=False, refine_focal=False)
     found = run_sfm(image_dir, names, intr, tmp_path / "ok", p, on_fallback=lambda: calls.append("ok"))
     assert found is not None and calls == []  # the first features map the walk: no fallback
     nothing_plausible = run_sfm(

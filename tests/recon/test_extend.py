@@ -12,7 +12,7 @@ import pytest
 
 from tests.video.synth import Street, StreetRenderer, camera_path, street_reconstruction
 from urbanverse.recon.extend import (
-    ExtendParams,
+    ExtendCfg,
     _ground_points,
     _nearer_to_left,
     _still_agreement,
@@ -22,7 +22,7 @@ from urbanverse.recon.extend import (
 from urbanverse.recon.geometry import make_pose
 
 STREET = Street(width=480, height_px=270)
-ON = ExtendParams(enabled=True)
+ON = ExtendCfg(enabled=True)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def test_on_by_default_and_nothing_to_do_when_all_are_registered(walk) -> None:
     folder, poses = walk
     partial = _without(street_reconstruction(STREET, poses), {3, 4})
     assert extend_by_ground(partial, folder)[1] == [3, 4]
-    assert extend_by_ground(partial, folder, ExtendParams(enabled=False))[1] == []
+    assert extend_by_ground(partial, folder, ExtendCfg(enabled=False))[1] == []
     assert extend_by_ground(street_reconstruction(STREET, poses), folder, ON)[1] == []
 
 

@@ -24,6 +24,7 @@ from urbanverse.recon import (
     run_recon,
 )
 from urbanverse.recon.geometry import pose_angles
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.video import VideoCfg, run_video
 
 OPENCV_DATA = Path(os.environ.get("OPENCV_SAMPLES_DATA", "/usr/share/doc/opencv-doc/examples/data"))
@@ -131,7 +132,7 @@ def test_rerun_reproduces_the_poses(sfm_run, walk_keyframes, tmp_path: Path) -> 
 
 def test_sfm_with_opencv_features(walk_keyframes, tmp_path: Path) -> None:
     kfs, image_dir, poses = walk_keyframes
-    recon = run_recon(kfs, tmp_path, ReconCfg(sfm_features="opencv"), image_dir=image_dir)
+    recon = run_recon(kfs, tmp_path, ReconCfg(sfm=SfmCfg(features="opencv")), image_dir=image_dir)
     # The OpenCV features go through COLMAP's database; on this tiny street they register fewer frames.
     regs = recon.registered
     assert recon.mode == "sfm" and len(regs) >= 0.6 * len(recon.keyframes)

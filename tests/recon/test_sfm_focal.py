@@ -1,5 +1,5 @@
 """SfM self-calibration: a model cut short is mapped again with the focal length that bundle adjustment
-finds on its plausible part (``SfmParams.refocus``)."""
+finds on its plausible part (``SfmCfg.refocus``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from tests.video.synth import Street
-from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
+from urbanverse.recon.sfm import RawReconstruction, run_sfm
+from urbanverse.recon.sfm_cfg import SfmCfg
 
 
 def test_a_cut_model_is_remapped_with_the_focal_that_bundle_adjustment_finds(
@@ -28,7 +29,7 @@ def test_a_cut_model_is_remapped_with_the_focal_that_bundle_adjustment_finds(
         return keep[:-1] if len(mapped_with) == 1 else keep
 
     # The incremental mapper keeps the focal prior fixed while it maps; the remap is its remedy.
-    params = SfmParams(
+    params = SfmCfg(
         features="colmap", attempts=1, fallback_features=False, min_images_focal=4, mapper="incremental"
     )
     raw = run_sfm(image_dir, names, prior, tmp_path, params, consistent)
@@ -48,7 +49,9 @@ def test_no_remap_when_the_model_is_whole(walk_keyframes, tmp_path: Path) -> Non
         calls.append(len(raw.wfc))
         return sorted(raw.wfc)
 
-    raw = run_sfm(image_dir, names, kfs.intrinsics, tmp_path, SfmParams(features="colmap"), consistent)
+    raw = run_sfm(
+        image_dir, names, kfs.intrinsics, tmp_path, SfmCfg(features="colmap", attempts=3), consistent
+    )
     assert raw is not None and len(calls) == 1
     assert not any("remapped" in n for n in raw.notes)
 
@@ -66,7 +69,7 @@ def test_fallback_features_computed_during_mapping_give_the_same_model(
         passes.append(len(raw.wfc))
         return [] if len(passes) <= 2 else sorted(raw.wfc)  # COLMAP's two attempts count as failed
 
-    params = SfmParams(features="colmap", attempts=2, refocus=False)
+    params = SfmCfg(features="colmap", attempts=2, refocus=False)
     fallback = run_sfm(image_dir, names, kfs.intrinsics, tmp_path / "a", params, colmap_fails)
     assert fallback is not None and len(passes) == 3
     assert any("retried with opencv SIFT" in n for n in fallback.notes)

@@ -20,6 +20,8 @@ import numpy as np
 from PIL import Image
 from scipy.special import ndtri
 
+from urbanverse.colour import srgb8_to_lab
+
 # --------------------------------------------------------------------------- colour
 
 
@@ -46,18 +48,10 @@ def to_uint8(c: np.ndarray) -> np.ndarray:
     return np.round(np.clip(c, 0.0, 1.0) * 255.0).astype(np.uint8)
 
 
-_SRGB_TO_XYZ = np.array(
-    [[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750], [0.0193339, 0.1191920, 0.9503041]]
-)
-_D65 = np.array([0.95047, 1.0, 1.08883])
-_SRGB8_TO_LINEAR = srgb_to_linear(np.arange(256) / 255.0)
-
-
 def rgb8_to_lab(rgb: np.ndarray) -> np.ndarray:
-    """uint8 sRGB ``(..., 3)`` -> CIE L*a*b* (D65) ``(..., 3)``: L in [0, 100], a, b about [-128, 127]."""
-    xyz = _SRGB8_TO_LINEAR[np.asarray(rgb, dtype=np.uint8)] @ (_SRGB_TO_XYZ.T / _D65)
-    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
-    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], -1)
+    """uint8 sRGB ``(..., 3)`` -> CIE L*a*b* (D65) ``(..., 3)``: L in [0, 100], a, b about [-128, 127]
+    (:func:`urbanverse.colour.srgb8_to_lab`, the package's one Lab conversion)."""
+    return srgb8_to_lab(rgb)
 
 
 def rgb8_to_hsv(rgb: np.ndarray) -> np.ndarray:

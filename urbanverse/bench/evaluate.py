@@ -9,7 +9,7 @@ distance, pairs farther than 2 m apart being unmatched. Recall counts the true o
 passes (``min_pixels`` visible in at least ``min_frames`` frames taken within 20 m); precision counts
 every generated object, matched to any true object. Recall is also split between the objects the walk
 went past and those that lie ahead of its end (:func:`ahead_of_walk`), seen only from in front and
-from afar: on the five round-trip tours 37 of the 123 seen. Scores: category accuracy (matched pairs
+from afar. Scores: category accuracy (matched pairs
 with the same L3 class), precision / recall at 1 m, median position error, median yaw error of
 oriented classes (vehicles and street furniture that faces the street), median relative volume error,
 class-agnostic average precision at 3D IoU 0.25 (oriented boxes), and ground-type IoU on a 0.25 m

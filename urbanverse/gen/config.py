@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from urbanverse.layout.crowns import CrownCfg
-from urbanverse.layout.ground import GroundCfg
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.lift import LiftCfg
 from urbanverse.layout.proposals import ProposalCfg
 from urbanverse.perception.detect import DetectionCfg
 from urbanverse.perception.track import TrackingCfg
-from urbanverse.recon.depth import DepthParams
+from urbanverse.recon.depth import DenseCfg
 from urbanverse.recon.stage import ReconCfg
 from urbanverse.retrieval.cousins import CousinCfg
 from urbanverse.video.stage import VideoCfg
@@ -26,7 +26,7 @@ class GenCfg:
     recon: ReconCfg = dataclasses.field(default_factory=ReconCfg)
     ground: GroundCfg = dataclasses.field(default_factory=GroundCfg)
     lift: LiftCfg = dataclasses.field(default_factory=LiftCfg)
-    dense: DepthParams = dataclasses.field(default_factory=DepthParams)
+    dense: DenseCfg = dataclasses.field(default_factory=DenseCfg)
     """Dense points of the registered keyframes (``recon.depth``): the ground's free-space check and
     the object proposals."""
     proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)

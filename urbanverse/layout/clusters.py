@@ -49,9 +49,8 @@ def footprint(xy: np.ndarray, percentile: float) -> tuple[np.ndarray, np.ndarray
 
     That is the cluster's dense core: depth noise draws a thin tail along the line of sight (a post
     seen from 10 m spans 2 m), and stray points join; a minimum-area rectangle takes both in. The
-    core of an even spread is ``1 - 2 percentile / 100`` of its length (0.7 at 15 %): on the round
-    trip, classes from the core matched the truth more often than classes from the core scaled up
-    to a full length (24 against 18 of 69 matched objects, true poses).
+    core of an even spread is ``1 - 2 percentile / 100`` of its length (0.7 at 15 %). The core is not
+    scaled up to a full length: the tail and stray points it leaves out are not the object.
     """
     mean, axes = principal_axes(xy)
     along = (xy - mean) @ axes.T

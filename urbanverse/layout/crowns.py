@@ -1,20 +1,18 @@
 """Trees placed by their crowns' dense points, not by their boxes' bottom edges.
 
-The vegetation detector boxes a crown; a trunk joins the box only where a vertical strip was found
-under it (:mod:`urbanverse.perception.vegetation`), and a tree's cone of roots or a trunk in the
-crown's shade often gives none. The bottom of a crown's box then lies a metre or two above the
-ground, and its ray meets the ground far behind the tree: on the five round-trip tours half of the
-tracked trees landed 2.5-10 m from any true tree. The crown itself is in the dense points
-(:func:`urbanverse.recon.depth.dense_cloud`): the green points that a track's keyframes triangulated
-inside its boxes, of those the nearest (the crown in front, not a tree or hedge behind it), give the
-crown's centre, over the trunk for any tree the walk passes.
+The vegetation detector boxes a crown; a trunk joins the box only where a vertical strip was found under it
+(:mod:`urbanverse.perception.vegetation`), and a tree's cone of roots or a trunk in the crown's shade often
+gives none. The bottom of a crown's box then lies a metre or two above the ground, and its ray meets the
+ground far behind the tree, metres from where the tree stands. The crown itself is in the dense points
+(:func:`urbanverse.recon.depth.dense_cloud`): the green points that a track's keyframes triangulated inside
+its boxes, of those the nearest (the crown in front, not a tree or hedge behind it), give the crown's centre,
+over the trunk for any tree the walk passes.
 
 Lifting measured the tree's size from its boxes at the distance it cast them to: a moved tree's size
 is scaled by the ratio of the distances from its keyframes, and a tree that the detector named only
 "tree" takes the kind that size fits (:func:`urbanverse.layout.lift.tree_class_from_shape`: cast 10 m
-too far, a young street tree had measured as tall as a broadleaf one). Measuring the height again
-from where the boxes' top edges pass over the trunk was tried: farther from the true heights
-(BENCHMARKS.md).
+too far, a young street tree would measure as tall as a broadleaf one). The height is not measured
+again from where the boxes' top edges pass over the trunk: a crown's box top is a rough edge.
 """
 
 from __future__ import annotations
@@ -45,11 +43,21 @@ class CrownCfg:
     depth; a tree moves to their median when there are ``min_points`` from ``min_views`` keyframes."""
 
     enabled: bool = True
+    """Move trees to their crowns' dense points; off keeps lifting's placement from the box bottoms."""
     min_height_m: float = 1.0
+    """Green points at least this high (m) above the ground plane count as crown: lower green is hedge
+    or grass."""
     near_percentile: float = 20.0
+    """Percentile of a box's green-point depths taken as the crown's front (a low one: the crown in
+    front, not a tree or hedge seen behind it through the box)."""
     depth_band_m: float = 1.5
+    """Points up to this (m) beyond that front depth belong to the crown: about a street tree's crown
+    radius."""
     min_points: int = 30
+    """Fewest crown points to move a tree: fewer are as likely stray green points as a crown."""
     min_views: int = 2
+    """Fewest keyframes that must give crown points: one view's depth can be noise streaked along its
+    rays."""
 
 
 def crown_points(
@@ -88,8 +96,8 @@ def place_by_crowns(
 ) -> LiftedObjects:
     """``lifted`` with each plant that the vegetation detector boxed (its label one of
     ``VEGETATION_LABELS``) moved to its crown's centre (module docstring); ``green (N,)``: which points
-    of ``cloud`` are vegetation-coloured. Other detectors' boxes (YOLO's, the true boxes of the round
-    trip) reach down to the trunk's foot, whose ground contact stands."""
+    of ``cloud`` are vegetation-coloured. Other detectors' boxes (YOLO's, ground-truth boxes) reach
+    down to the trunk's foot, whose ground contact stands."""
     if not cfg.enabled:
         return lifted
     keep = green & (cloud.xyz[:, 2] >= cfg.min_height_m)

@@ -9,16 +9,15 @@ least ``min_length_m`` long (poles and lamp posts are shorter) is one building f
 length (its ``extent_percentile`` core: stray points reach past a facade's corners), the height its
 points reach, its front on the piece's near face and turned to the camera path.
 
-What stands behind a front (a house's rooms, a courtyard, nothing: a shop front's slab) is not
-seen. Naming the building from the front's crops was tried: the crop classifier took the round-trip
-tours' facade slabs for commercial buildings, and the guessed depths moved them off (BENCHMARKS.md).
-So a front becomes a ``building_facade``, ``depth_m`` deep and ``front_only``: retrieval matches its
-width and height, and the scene keeps its front where it was measured, whatever the depth of the
-asset placed (:func:`urbanverse.layout.lift.front_anchored`), stretched along the front to its
-measured length (within ``urbanverse.gen.assemble.FRONT_STRETCH``). A walk 10 m from a house sees
-about 5 m of its wall: where the measured top runs out of the nearest views' frames
-(:func:`front_top_cut`), the height is a lower bound (``top_cut``), and retrieval takes a taller asset
-of the right width over a short one of the wrong width.
+What stands behind a front (a house's rooms, a courtyard, nothing: a shop front's slab) is not seen, so the
+building is not named from the front's crops (a classifier cannot tell a house's front from a shop's, and a
+guessed depth would move the front off). A front becomes a ``building_facade``, ``depth_m`` deep and
+``front_only``: retrieval matches its width and height, and the scene keeps its front where it was measured,
+whatever the depth of the asset placed (:func:`urbanverse.layout.lift.front_anchored`), stretched along the
+front to its measured length (within ``urbanverse.gen.assemble.FRONT_STRETCH``). A walk 10 m from a house sees
+about 5 m of its wall: where the measured top runs out of the nearest views' frames (:func:`front_top_cut`),
+the height is a lower bound (``top_cut``), and retrieval takes a taller asset of the right width over a short
+one of the wrong width.
 """
 
 from __future__ import annotations
@@ -26,11 +25,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import cv2
 import numpy as np
 import scipy.ndimage
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.colour import srgb8_to_lab_opencv8
 from urbanverse.layout.appearance import top_projections
 from urbanverse.layout.birdseye import cell_sums, grid_cells, points_by_label, principal_axes
 from urbanverse.layout.lift import LiftedObject
@@ -48,13 +47,21 @@ class FacadeCfg:
     """Facade parameters (m unless named otherwise); see the module docstring."""
 
     enabled: bool = True
+    """Turn the fronts into ``building_facade`` objects; off leaves building fronts out of the scene."""
     cell_m: float = 0.25
+    """Side (m) of the bird's-eye grid the tall points are gathered in: fine enough to keep two
+    buildings across a narrow gap apart."""
     tall_m: float = 2.5
     """Points above this (and not green) are facade points; no street furniture is that tall."""
     max_height_m: float = 30.0
+    """Points above this (m) are left out: sky and far-off noise, not a street front."""
     min_cell_points: int = 3
+    """A grid cell with fewer facade points is empty: single points are depth noise."""
     bridge_cells: int = 2
+    """Gaps of up to this many cells in a run of occupied cells are bridged (a tree, a window the
+    dense matching missed) so one front stays one run."""
     bin_m: float = 1.0
+    """Length (m) of the bins along a run in which colours are averaged for the colour cuts."""
     colour_step: float = 18.0
     """CIELAB distance (L, a, b in 0..255 units, OpenCV's 8-bit scale) between the mean colours of
     the ``colour_window_m`` either side of a point along a front that starts another building there."""
@@ -62,14 +69,21 @@ class FacadeCfg:
     """Length (m) compared on each side of a cut: wider than a window and the wall between two, so
     the rows of windows along one front do not cut it."""
     min_length_m: float = 4.0
+    """Shortest front (m), and shortest piece a colour cut may leave: poles and lamp posts are shorter."""
     extent_percentile: float = 5.0
+    """A front's length is that of its points between this percentile and 100 minus it along the
+    front: stray points reach past a facade's corners."""
     depth_m: float = 1.0
+    """Depth (m) of the ``building_facade`` object (clipped to the class's range): a slab, as what
+    stands behind a front is not seen."""
     min_points: int = 200
+    """Fewest points of a run, and of a piece, to make a front: fewer are poles, signs or noise."""
     min_keyframes: int = 5
     """A front is seen from many keyframes as the walk passes it; a run that few, far views saw is
-    more likely depth noise streaked along their rays (on the round-trip tours the real fronts came
-    from 7-15 keyframes, two slabs askew across a lot from 2 and 4)."""
+    more likely depth noise streaked along their rays."""
     score: float = 0.3
+    """Detection score of a front seen by 2000 points or more (less in proportion below): lower than a
+    detector's confident score, as a front is inferred from geometry alone."""
     top_views: int = 3
     """Keyframes nearest a front that say whether its top ran out of the frame (:func:`front_top_cut`)."""
     top_edge: float = 0.03
@@ -89,12 +103,6 @@ class Facade:
     points: int
     owners: tuple[int, ...]
     """The keyframes its points came from."""
-
-
-def _lab(rgb: np.ndarray) -> np.ndarray:
-    return (
-        cv2.cvtColor(rgb.reshape(-1, 1, 3).astype(np.uint8), cv2.COLOR_RGB2LAB).reshape(-1, 3).astype(float)
-    )
 
 
 def _pieces(along: np.ndarray, lab: np.ndarray, cfg: FacadeCfg) -> list[np.ndarray]:
@@ -138,7 +146,7 @@ def find_facades(cloud: DenseCloud, path: np.ndarray, green: np.ndarray, cfg: Fa
     keep = (cloud.xyz[:, 2] > cfg.tall_m) & (cloud.xyz[:, 2] < cfg.max_height_m) & ~green
     if keep.sum() < cfg.min_points:
         return []
-    xyz, lab, owner = cloud.xyz[keep], _lab(cloud.rgb[keep]), cloud.keyframe[keep]
+    xyz, lab, owner = cloud.xyz[keep], srgb8_to_lab_opencv8(cloud.rgb[keep]), cloud.keyframe[keep]
     flat, shape = grid_cells(xyz[:, :2], cfg.cell_m)
     occupied = cell_sums(flat, shape) >= cfg.min_cell_points
     bridged = scipy.ndimage.binary_closing(occupied, np.ones((3, 3)), iterations=cfg.bridge_cells)

@@ -26,8 +26,9 @@ import scipy.ndimage
 import scipy.spatial
 import shapely
 
-from urbanverse.errors import InputError
+from urbanverse.colour import srgb_to_lab_opencv
 from urbanverse.layout.birdseye import points_by_label
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.offplane import hidden_by_obstacles, parallax_residual
 from urbanverse.layout.road_extent import (
     beyond_curbs,
@@ -43,115 +44,6 @@ from urbanverse.records import Vec2, Vec3, record
 
 GROUND_TYPES = ("road", "sidewalk", "crosswalk", "terrain")
 _CLASS = {name: i + 1 for i, name in enumerate(GROUND_TYPES)}  # 0: unseen
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class GroundCfg:
-    """Bird's-eye map parameters; lengths in metres."""
-
-    cell_m: float = 0.2
-    max_distance_m: float = 18.0
-    """Pixels whose ground point is farther from the camera are not used."""
-    pixel_stride: int = 3
-    """Sample every n-th pixel in each direction."""
-    max_keyframes: int = 24
-    min_region_m2: float = 1.0
-    simplify_m: float = 0.25
-    excess_green: float = 0.06
-    """(2G - R - B) / (R + G + B) above this is vegetation."""
-    parallax_px: float = 3.0
-    """Pixels that move more than this off the ground plane between neighbouring keyframes (plane +
-    parallax) are not ground; 0 turns the check off. Neither this nor the free-space check runs on a
-    reconstruction without a fitted ground plane (``up_prior``)."""
-    parallax_scale: float = 0.5
-    """Optical flow for the parallax check runs at this fraction of the working resolution."""
-    obstacle_min_height_m: float = 1.0
-    """Sparse SfM points higher than this hide the ground behind them (free space); 0 turns it off."""
-    obstacle_max_range_m: float = 40.0
-    """Obstacle points farther than this from the camera are ignored."""
-    raised_min_height_m: float = 0.3
-    """Dense points higher than this above the plane hide the ground at the pixels they project to
-    (benches, bins, car bodies, trunks: objects too low for the free-space check); 0 turns it off."""
-    colour_clusters: int = 3
-    """k-means clusters of the non-vegetation colours, each then labelled walked paving or road."""
-    walked_share: float = 0.5
-    """A cluster with this share of the most-walked cluster's path cells is walked paving too."""
-    chroma_lightness: float = 50.0
-    """Before the colour clustering, a*, b* are scaled by this over L* (at most ``chroma_max_gain``
-    times): chroma relative to lightness, as shade darkens a paving's colour with its lightness. On
-    the 20 stored round-trip tours the intersection tour's red paving in shade had clustered with
-    the asphalt and the road became sidewalk (ground IoU 0.42 -> 0.81; all 20, with
-    ``lightness_weight`` 0.9: mean 0.793 -> 0.812, held-out tours' median 0.775 -> 0.808). 0 turns
-    it off."""
-    chroma_max_gain: float = 2.0
-    """At most this gain (a gain of 3 made one tour's dark asphalt noise look coloured: IoU 0.66 -> 0.33)."""
-    lightness_weight: float = 0.9
-    """Weight of CIE L* against a*, b* in the colour clustering and when clusters are matched to the
-    walked paving or the road. With chroma relative to lightness (``chroma_lightness``) shade no
-    longer needs lightness weighted down: at 0.5 the neutral greys (asphalt, a grey paving, kerb
-    ramps) merged into one cluster and one tour lost its road when the camera stage had the true
-    poses and boxes (ground IoU 0.81 -> 0.23). On the 20 stored tours, mean ground IoU at 0.75 /
-    0.85 / 0.9 / 1.0 / 1.1 / 1.2: 0.812 / 0.812 / 0.812 / 0.822 / 0.785 / 0.768, that tour failing
-    at 0.75. Before chroma was relative, 0.5 and 0.7 gave the same ground and 0.3 split one tour's
-    red sidewalk from its road by hue alone."""
-    road_side_share: float = 0.75
-    """A camera position's road side holds at least this share of its nearest road cells; road on the
-    other side, beyond ``walk_margin_m``, becomes terrain. 1 turns the rule off."""
-    walk_margin_m: float = 1.0
-    """Road cells nearer than this to the path on its far side stay road (the walked sidewalk's edge)."""
-    min_walk_m: float = 2.0
-    """The road-side rule needs a camera path at least this long (m)."""
-    marking_max_width_m: float = 1.2
-    """Light structures narrower than this are paint lines; gaps up to this between bars are closed."""
-    paint_contrast_l: float = 12.0
-    """A paint cell is this much lighter (CIE L*, 0-100) than the opening of its neighbourhood."""
-    crosswalk_min_width_m: float = 1.6
-    """Painted areas narrower than this (a curb, a lane line) are no crossing."""
-    paint_fraction: float = 0.15
-    """A crossing has at least this share of paint cells."""
-    crossing_length_m: tuple[float, float] = (3.0, 20.0)
-    """A crossing spans a road: its length (the long axis of its cells) lies in this range. On the 20
-    stored round-trip tours the crossings found measured 3.5-12.9 m; a sidewalk of grey pavers with
-    light tiles along a 27 m walk, and two light patches of 2.2 and 2.5 m, were no crossings."""
-    landing_m: float = 3.0
-    """Road cells up to this far beyond either end of a crossing, within its width, are sidewalk: a
-    crossing joins two pavings (kerb ramps and corner squares in grey paving look like asphalt); 0
-    turns the rule off."""
-    landing_min_elongation: float = 1.5
-    """A crossing's length (across the road) over its width: below this its direction is unclear and
-    the landing and curb rules skip it."""
-    curb_reach_m: float = 30.0
-    """Along the street, up to this from a crossing across the walk, road-coloured ground outside
-    every crossing's road is the far sidewalk or behind it (``road_extent.beyond_curbs``); 0 turns
-    the rule off. On the 20 stored round-trip tours it raised the mean ground IoU 0.765 -> 0.793
-    (held-out tours' median 0.759 -> 0.775); 25 / 40 / 100 m gave 0.790 / 0.792 / 0.792."""
-    crossing_band_margin_m: float = 1.0
-    """A crossing's road reaches this beyond either end of its cells (curb ramps, a bar not seen)."""
-    far_sidewalk_m: float = 4.0
-    """Ground beyond a curb, up to this far, is the far sidewalk; farther, a lot or verge (terrain)."""
-    across_walk_deg: float = 45.0
-    """A crossing whose length lies more than this off the walk's main direction crosses the street
-    walked along; nearer to it, it crosses a side street."""
-    threads: int = 2
-    """Keyframes cast onto the ground at once (the stage runs after the camera stage, alone)."""
-
-    def __post_init__(self) -> None:
-        if self.threads < 1:
-            raise InputError(f"ground.threads: expected >= 1, got {self.threads}")
-        lo, hi = self.crossing_length_m
-        if not 0 <= lo <= hi:
-            raise InputError(
-                f"ground.crossing_length_m: expected [min, max] with 0 <= min <= max, got [{lo}, {hi}]"
-            )
-        for name in ("chroma_lightness", "curb_reach_m", "crossing_band_margin_m", "far_sidewalk_m"):
-            if not getattr(self, name) >= 0:
-                raise InputError(f"ground.{name}: expected >= 0, got {getattr(self, name)}")
-        if not self.chroma_max_gain >= 1:
-            raise InputError(f"ground.chroma_max_gain: expected >= 1, got {self.chroma_max_gain}")
-        if not self.lightness_weight > 0:
-            raise InputError(f"ground.lightness_weight: expected > 0, got {self.lightness_weight}")
-        if not 0 <= self.across_walk_deg <= 90:
-            raise InputError(f"ground.across_walk_deg: expected 0..90, got {self.across_walk_deg}")
 
 
 @record
@@ -284,7 +176,7 @@ def _classify(mean: np.ndarray, seen: np.ndarray, path_cells: np.ndarray, cfg: G
     if rest.sum() < 10:
         classes[rest] = _CLASS["sidewalk"]
         return classes
-    lab = cv2.cvtColor(mean.astype(np.float32), cv2.COLOR_RGB2Lab)
+    lab = srgb_to_lab_opencv(mean)
     crossing = _crosswalks(lab[..., 0], rest, cfg)
     # Steps on a crosswalk and just beside it cross the road: they do not make its asphalt paving.
     near_crossing = scipy.ndimage.binary_dilation(crossing, iterations=_cells(1.0, cfg.cell_m))
@@ -447,8 +339,8 @@ def run_ground(
 
     ``points``: the reconstruction's sparse points (world frame), and ``dense_xyz (N, 3)``: its dense
     points (:func:`urbanverse.recon.depth.dense_cloud`), obstacles for the free-space check. The
-    dense points outline facades that the sparse ones leave full of holes: on the round-trip tours,
-    the ground behind house fronts had been cast onto the plane as road and crosswalk. Raised dense
+    dense points outline facades that the sparse ones leave full of holes, so the ground behind house
+    fronts is not cast onto the plane as road and crosswalk. Raised dense
     points also hide the ground at the pixels they project to (``raised_min_height_m``).
     """
     cfg = cfg or GroundCfg()

@@ -61,36 +61,32 @@ class LiftCfg:
     """Tracks seen in fewer usable keyframes are dropped (1 from an image or a pair of images:
     ``urbanverse.perception.track.FEW_VIEWS``)."""
     merge_radius_m: float = 1.2
-    """Objects of one L2 class closer than this are one object."""
+    """Objects of one L2 class closer than this are one object (one thing tracked twice)."""
     vehicle_merge_radius_m: float = 2.5
     """Vehicles of any class closer than this are one (parked cars stand 4-5 m apart, centre to centre)."""
     max_fit_shift_m: float = 2.5
-    """The box fit may move an object this far from its ground-contact estimate, no farther. A parked
-    car seen obliquely from 12-19 m touches the ground in its box at its near end, 1.3-2.9 m along the
-    street from its centre, and the fit moves it there. On the 20 stored round-trip tours (blind,
-    regenerated from the lifting stage) 0.75 / 1.5 / 2.5 / 4 m put 232 / 236 / 237 / 237 of 498 seen
-    objects within 1 m, at a median position error of 0.67 / 0.67 / 0.67 / 0.67 m (tours 0-9) and
-    0.50 / 0.50 / 0.50 / 0.52 m (tours 10-19)."""
+    """The box fit may move an object this far (m) from its ground-contact estimate, no farther: a
+    parked car seen obliquely from 12-19 m touches the ground in its box at its near end, a few metres
+    along the street from its centre, and the fit moves it there; farther moves are fit errors."""
     height_bounds: tuple[float, float] = (0.75, 1.35)
-    """Measured height may scale the class's mean size by this range only."""
+    """Measured height may scale the class's mean size by this range only (low, high factor): a box's
+    height at a misjudged distance cannot make a bench a wall."""
     consensus_m: float = 1.0
     """Ground contacts of one track agree within this, plus half the class's mean footprint (a box's
     bottom centre slides along a passing car's side) and ``consensus_share`` of the contact's range
     (depth error grows with distance); the contacts that agree with the most others are kept, 0: all."""
     consensus_share: float = 0.1
+    """Share of a ground contact's range added to ``consensus_m`` (0.1: 1 m more at 10 m), as depth error
+    grows with distance."""
     min_road_piece_m2: float = 6.0
-    """Pieces of road smaller than this do not tell which way the street runs or where its road lies
-    (the street frame that turns benches and cars, the road surface vehicles stand on): a patch of
-    dark paving or a lot's gravel behind a bench, taken for road, turned it away from the street. On
-    the 20 stored round-trip tours, 0 / 3 / 6 / 12 m2: yaw errors over 90 degrees 21 / 19 / 15 / 20 of
-    108-111 pairs, mean 40.6 / 38.3 / 36.3 / 42.1 degrees; with the ground rules of 2026-12-05
-    afternoon, 0 / 6 m2: 203 / 206 hits, 14 / 9 such errors. Where little road is seen in all (one
-    tour with true 2D boxes hiding most of it: pieces of 1.2, 3.3, 7.9, 25.8 m2), the small real
-    pieces go too and that tour's benches turn."""
+    """Pieces of road smaller than this (m2) do not tell which way the street runs or where its road
+    lies (the street frame that turns benches and cars, the road surface vehicles stand on): a patch of
+    dark paving or a lot's gravel behind a bench, taken for road, would turn it away from the street.
+    Where little road is seen at all, small real pieces go too."""
     mask_contact_sources: tuple[str, ...] = ("yolo",)
     """Detectors (``Detection.source`` up to its ":") whose instance masks give the ground contact.
-    Not the vegetation detector's colour masks (a crown, and a trunk where one was found): on the
-    round-trip tours they moved 14 objects, 6 nearer the truth and 8 farther (one tree 0.15 -> 4.3 m)."""
+    Not the vegetation detector's colour masks (a crown, and a trunk where one was found): their lowest
+    pixels are often not where the tree stands."""
 
     def __post_init__(self) -> None:
         for name in ("consensus_m", "consensus_share", "min_road_piece_m2"):
@@ -361,7 +357,7 @@ def road_surface(
     at the first of the road points ``road_xy (R, 2)``; None without a surface or road points.
 
     A vehicle stands on the road, a curb below the pavement, also where the ground stage saw no road:
-    a car 15 m ahead cast onto the pavement's plane lands 1.4 m short (true-box hits 86 -> 89)."""
+    a car 15 m ahead cast onto the pavement's plane would land more than a metre short."""
     if surface is None or not len(road_xy):
         return None
     road_z = float(surface(road_xy[:1])[0])
@@ -420,8 +416,8 @@ def run_lifting(
         source = "side_on" if side_on else source
         slender = get_class(category).l2 in SLENDER_L2
         # The face nearest the camera touches the ground at the contact: the centre lies farther along
-        # the ray by half the footprint's extent along it (a car seen end-on from 15 m, half its
-        # length; before, always half its width across the street: true-box hits 84 -> 86 of 123).
+        # the ray by half the footprint's extent along it (a car seen end-on, half its length; seen
+        # side-on, half its width).
         centres = []
         for ground, eye, *_ in obs:
             ray = ground[:2] - eye[:2]

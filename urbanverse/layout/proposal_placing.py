@@ -7,27 +7,22 @@ proposal's look beats the detector's confidence, or the colour and shape detecto
 the proposal's shape says otherwise (:func:`refine_tracked`). The proposals left become objects of
 their own, but for those within ``explained_m`` of an object (parts of it, streaks of flow beside it),
 unless their crops surely show another L2 class than its (``sure_look``: a recycling bin 1.4 m from
-a bench; on the 20 stored round-trip tours 243 seen objects within 1 m instead of 241, 4 objects
-more). They take the yaw rules of lifting (:func:`urbanverse.layout.street.orient`), and where
+a bench). They take the yaw rules of lifting (:func:`urbanverse.layout.street.orient`), and where
 only the near face was seen (the footprint thinner than the class's), the centre moves back by the
 missing half depth, away from the camera path; a tree's, of whose crown flow sees the near half,
 moves back along its line of sight by ``crown_depth_share`` of the crown's radius. A vehicle's cluster
 is often one end of it (a parked car beside the walk is seen end-on): its centre moves on by half the
 length and width the cluster lacks, away from the cameras; and a vehicle track, cast from box
 bottoms, moves onto a vehicle's cluster up to three quarters of a car length off
-(:func:`vehicle_reach`), the spacing that proposals keep from vehicles. On the 20 stored round-trip
-tours these two put 241 seen objects within 1 m instead of 240 (cars 8 instead of 7 of 29).
+(:func:`vehicle_reach`), the spacing that proposals keep from vehicles.
 
-Seen from afar or head-on, a thin object's cluster runs along the line of sight: the flow at its
-edges takes in the depth of what lies behind, and its points trail a metre or more back (a bollard
-10 m off spans 1.1 m of depth, 0.3 m across). Where a proposal's long side lies within
-``smear_angle_deg`` of its mean line of sight (:func:`smeared`) and the object placed there is
-shorter along that line than the cluster, the object stands at the cluster's near end (its
-``extent_percentile`` point along the line of sight), and a tree's crown is as wide as the cluster
-across it. On the round trip (five tours, true poses) 11 of the 13 bollards whose clusters ran along
-the line of sight had been placed 0.3-1.4 m behind the truth along it; with the near end, 21 objects
-came nearer the truth and 6 went farther (BENCHMARKS.md). The building fronts among the tall points
-set aside become facades (:mod:`urbanverse.layout.facades`).
+Seen from afar or head-on, a thin object's cluster runs along the line of sight: the flow at its edges takes
+in the depth of what lies behind, and its points trail a metre or more back (a bollard 10 m off spans 1.1 m of
+depth, 0.3 m across). Where a proposal's long side lies within ``smear_angle_deg`` of its mean line of sight
+(:func:`smeared`) and the object placed there is shorter along that line than the cluster, the object stands
+at the cluster's near end (its ``extent_percentile`` point along the line of sight), and a tree's crown is as
+wide as the cluster across it: the cluster's far part is the smear, its near end the object. The building
+fronts among the tall points set aside become facades (:mod:`urbanverse.layout.facades`).
 """
 
 from __future__ import annotations
@@ -116,8 +111,8 @@ def _placed(
 
 def _unseen_half(p: Proposal, size: np.ndarray, axis: np.ndarray, extent_share: float) -> np.ndarray:
     """How far (m, ``(2,)``) a vehicle's centre lies beyond the centre of its cluster ``p``: a parked
-    car beside the walk is seen end-on, its rear or front face alone (on ten round-trip tours, clusters
-    of 1.2-1.7 m and thousands of points at cars 4.4-5 m long, their centres 1.3-2 m from the car's).
+    car beside the walk is seen end-on, its rear or front face alone (a cluster much shorter than the
+    car, its centre metres from the car's).
     Along the street ``axis (2,)`` the centre lies half the unseen length on, across it half the unseen
     width, both away from the cameras (along the cluster's mean line of sight). ``size``: the
     vehicle's (length, width, height) in m; the cluster's extents are its core's (``extent_share``)."""
@@ -146,7 +141,7 @@ def refine_tracked(
     shape detectors (``SHAPE_DETECTOR_LABELS``: a green blob, a vertical strip) and the proposal is
     neither green nor unnamed: a wooden bench is no shrub. A proposal under ``part_height`` of the
     object's height is a part of it and names nothing (the trunk and stakes of a young tree, parted
-    from the crown by air in the voxel clusters, had renamed it a bin).
+    from the crown by air in the voxel clusters, would rename it a bin).
     """
     centres = np.array([p.xy for p in proposals]).reshape(-1, 2)
     distance = np.array([np.linalg.norm(centres - np.asarray(o.position[:2]), axis=1) for o in lifted])
@@ -243,14 +238,13 @@ def proposal_objects(
         ):
             continue
         xy, yaw, source, size = _placed(p, category, street, cfg)
-        # Placed, a car's cluster moves back by its missing half depth: onto a car a track already
-        # put there (the README sample's parked car came out twice, 0.9 m apart, one stacked on the
-        # other by the physics fix). Vehicles keep three quarters of a car's length apart: cars parked
-        # bumper to bumper stand a whole length apart, and at half a length the sample's car, shrunk
-        # to 4.7 m by its box fit, left its far end to a coupe 2.6 m on (20 stored round-trip tours:
-        # 2 such cars fewer, none within 1 m of a true one); other objects only explained_m (a bench
-        # 2.3 m off had kept out a parked car's cluster). A proposal within an object's footprint is
-        # a part of it (an end of the sample's parked car, split from its cluster, had become a bollard).
+        # Placed, a car's cluster moves back by its missing half depth: onto a car a track may already
+        # have put there (the same car twice, one stacked on the other by the physics fix). Vehicles
+        # keep three quarters of a car's length apart: cars parked bumper to bumper stand a whole
+        # length apart, and at half a length a car shrunk by its box fit leaves its far end to a
+        # second car; other objects keep only explained_m (farther would keep out a parked car's
+        # cluster beside a bench). A proposal within an object's footprint is a part of it (an end of
+        # a parked car, split from its cluster, would become a bollard).
         if any(_crowded(category, sure, xy, p.xy, o, cfg) for o in taken):
             continue
         out.append(

@@ -11,16 +11,14 @@ up ``tall_share`` of the cell's points (shaded leaves among green ones, a few st
 Heights are measured from the ground the walk followed (:mod:`urbanverse.layout.walked_ground`, over
 ``walk_window_m``), not from the plane z = 0 alone.
 
-The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals:
-their 26-connected components (a bench under a crown, with air between, stands apart from the tree;
-a voxel of the lowest layer counts only with ``low_voxel_points`` or something above it, so the
-ground's depth noise does not join what stands on it), but for those lying mostly within
-``foot_cells`` of tall cells that run ``wall_length_m`` or more (the foot of a facade, a wall's lower
-rows; a lamp post's tall top is compact). Flow errors still bridge neighbours: on the round-trip
-tours 54 of the objects that had dense points but no proposal near them lay in clusters over three
-times their size (a bench, a bin and a tree joined by a streak; at a crossing one cluster held two
-benches, a bin, a cabinet and a tree), so a cluster ``split_length_m`` or longer is split into its
-dense cores (:func:`urbanverse.layout.clusters.dense_cores`).
+The points of the cells left, in voxels ``cell_m`` wide and ``layer_m`` high, form the proposals: their
+26-connected components (a bench under a crown, with air between, stands apart from the tree; a voxel of the
+lowest layer counts only with ``low_voxel_points`` or something above it, so the ground's depth noise does not
+join what stands on it), but for those lying mostly within ``foot_cells`` of tall cells that run
+``wall_length_m`` or more (the foot of a facade, a wall's lower rows; a lamp post's tall top is compact). Flow
+errors still bridge neighbours (a bench, a bin and a tree joined by a streak into a cluster several times
+their size), so a cluster ``split_length_m`` or longer is split into its dense cores
+(:func:`urbanverse.layout.clusters.dense_cores`).
 
 Each proposal gets a footprint (its points' principal axes and their 15-85 % spread along each), a
 height (a high percentile of its points; under ``min_top_m`` the cluster is a bump of the ground, not
@@ -74,55 +72,92 @@ class ProposalCfg:
     """Proposal parameters (m unless named otherwise); see the module docstring."""
 
     enabled: bool = True
+    """Add objects from the dense points (proposals, and building fronts with ``facades``); off keeps the
+    detector tracks alone."""
     cell_m: float = 0.2
+    """Side (m) of the bird's-eye grid cells and of the voxels: finer than the gap between a bench and
+    a bin beside it."""
     min_height_m: float = 0.2
+    """Points at least this high (m) above the walked ground are proposal points: lower ones are the
+    ground's own depth noise."""
     max_height_m: float = 12.0
+    """Points above this (m) are left out: higher than any tree or lamp post the proposals name."""
     min_cell_points: int = 2
+    """A cell with fewer points is empty: single points are depth noise."""
     extent_percentile: float = 15.0
+    """A footprint spans its points between this percentile and 100 minus it along each axis: stray
+    points (flow errors at edges) reach past an object's sides."""
     min_points: int = 40
+    """Fewest points of a proposal (and of the points to start with): fewer are noise."""
     min_keyframes: int = 2
+    """Fewest keyframes a proposal's points must come from: one keyframe's points can be a streak of
+    one flow error."""
     min_top_m: float = 0.3
     """A cluster whose top (its points' 98th height percentile) stays under this is a bump of the
     ground: no class a proposal is named stands lower (backless benches and bike racks from 0.3 m).
-    Where the walked ground is a few tenths off (a raised plaza, a slope), the depth noise of the
-    ground rises above ``min_height_m`` in blobs that had become benches and bollards: on the 20
-    stored round-trip tours 0 / 0.3 / 0.35 m gave 520 / 509 / 502 objects, 233 / 232 / 232 true
-    objects within 1 m (the one lost a sign post's foot taken for a bollard)."""
+    Where the walked ground is a few tenths off (a raised plaza, a slope), the ground's depth noise
+    rises above ``min_height_m`` in blobs that would otherwise become benches and bollards."""
     tall_m: float = 2.5
+    """Cells whose points that are not green reach above this (m) are wall, facade or post cells: no
+    furniture is that tall."""
     band_m: float = 1.5
+    """A tall cell also fills the band from this height (m) up to ``tall_m``: a wall stands from low to
+    high, the shaded underside of a crown over a bench does not."""
     tall_share: float = 0.7
+    """...and its points from ``band_m`` up make this share of the cell's: shaded leaves among green
+    ones, or a few stray points, do not make a wall."""
     layer_m: float = 0.3
+    """Height (m) of the voxels the clusters are built from: air of a layer between two objects (a
+    bench under a crown) keeps them apart."""
     low_voxel_points: int = 5
     """Points a voxel of the lowest layer (``min_height_m`` to ``min_height_m + layer_m``) needs to
-    join a cluster when nothing stands above it in its cell. Where a blind run's ground plane lies
-    a few centimetres off, the ground's depth noise rises past ``min_height_m`` as a sparse film that
-    had joined the bollards and benches around a street crossing into one cluster 14 m long (round
-    trip, tour 4); an object's own low voxels are denser, or have the object above them."""
+    join a cluster when nothing stands above it in its cell. Where the ground plane lies a few
+    centimetres off, the ground's depth noise rises past ``min_height_m`` as a sparse film that would
+    join the bollards and benches around a street crossing into one cluster; an object's own low
+    voxels are denser, or have the object above them."""
     foot_cells: int = 1
+    """Cells up to this many cells from a wall's tall cells are its foot."""
     max_foot_share: float = 0.3
+    """A cluster with more than this share of its cells in a wall's foot is the wall's lower rows, not
+    an object, and is left out."""
     wall_length_m: float = 2.0
     """Tall cells make a foot only in a run of tall cells this long (its bird's-eye bounding box's
     long side): a wall's. The tall top of a lamp post, a sign or a tree trunk is compact, and its
-    cluster is the object itself; 0: every tall cell makes a foot. On the 20 stored round-trip tours
-    (blind, rerun from the lifting stage) 0 / 1 / 2 / 3 / 5 m put 237 / 239 / 240 / 240 / 240 of 498
-    seen objects within 1 m (three more trees, a lamp post, a warning sign) with 519 / 541 / 553 / 563
-    / 576 objects; of the seen objects missed with a cluster of their own at them, five trees, two
-    signs, a lamp post and a planter had been taken for the foot of a wall."""
+    cluster is the object itself; 0: every tall cell makes a foot."""
     green_share: float = 0.2
+    """A proposal at least ``crown_min_height_m`` tall with this share of green points is a tree; also
+    the least green for a planter, and for a shape detector's track to keep its class."""
     shrub_green_share: float = 0.5
+    """A lower proposal is a shrub only with this share of green: painted furniture shows some green
+    too."""
     crown_min_height_m: float = 1.5
+    """Green proposals at least this tall (m) are trees, lower ones shrubs."""
     top_views: int = 3
+    """Keyframes nearest a proposal that say whether its top ran out of the frame (:func:`top_cut`)."""
     top_edge: float = 0.03
+    """Share of the frame's rows at its top where a measured top counts as running out of it."""
     car_length_m: tuple[float, float] = (3.0, 6.0)
+    """Length range (m, long side) of a proposal named a car by shape."""
     car_height_m: tuple[float, float] = (1.0, 2.3)
+    """Height range (m) of a proposal named a car by shape."""
     max_length_m: float = 6.0
+    """Proposals longer than this (m) that are not vegetation are a wall or a hedge, left out: no
+    furniture or car is that long."""
     explained_m: float = 1.5
+    """A proposal within this (m) of a lifted object explains it (the object moves onto the proposal's
+    measured centre), and a proposal nearer than this to an object of its L2 class is part of it."""
     sure_look: float = 0.5
     """A proposal whose crops give its class a probability over this is an object of its own beside one
     of another L2 class nearer than ``explained_m`` (``proposal_placing._keep_off``)."""
     part_height: float = 0.5
+    """A proposal lower than this share of the height of the object it explains is a part of it (a young
+    tree's trunk and stakes parted from the crown) and does not rename it."""
     furniture: tuple[str, ...] = ("bench", "bollard", "trash_bin", "planter", "bike_rack")
+    """Classes a proposal can be named by shape alone, in order of preference on equal fit (the
+    commonest sidewalk furniture first)."""
     max_misfit: float = 1.0
+    """Largest log-size distance (natural log, :func:`_misfit`) of the best-fitting furniture class for a
+    proposal to be named by shape; farther, it fits nothing and is left out."""
     smear_angle_deg: float = 20.0
     """A proposal whose long side lies within this of its line of sight is depth smear (:func:`smeared`):
     an object shorter than the smear stands at its near end, and a tree's crown is as wide as the
@@ -137,6 +172,8 @@ class ProposalCfg:
     """Points of cells up to this many cells from a core join it; points farther from every core
     are left out."""
     score: float = 0.3
+    """Detection score of a proposal of 500 points or more (less in proportion below): lower than a
+    detector's confident score, as a proposal is inferred from points."""
     crop_classifier: str = "shipped"
     """The crop classifier (``.npz``) that names proposals by their look: "shipped" for the project's
     (:data:`urbanverse.perception.crop_classifier.PROPOSAL_CLASSIFIER`, trained on proposals' boxes), a
@@ -148,14 +185,12 @@ class ProposalCfg:
     crown_depth_share: float = 0.5
     """Flow sees the half of a crown that faces the cameras, whose points' centre lies half the
     crown's radius before the trunk (a hemisphere's): a tree moves back along its line of sight by
-    this share of its crown's radius; 0: stays on its points. On the 20 stored round-trip tours
-    (blind, regenerated from the lifting stage) 0 / 0.3 / 0.5 / 0.7 / 1.0 put 229 / 234 / 233 / 227 /
-    229 of 498 seen objects within 1 m; the pairs' median along-sight offset of trees (truth less
-    generated) had been +0.29 m."""
+    this share of its crown's radius; 0: stays on its points."""
     walk_window_m: float = 6.0
     """Length of walk (m) over which the cameras' height gives the ground's
     (:mod:`urbanverse.layout.walked_ground`); 0: heights from the plane z = 0 alone."""
     facades: FacadeCfg = dataclasses.field(default_factory=FacadeCfg)
+    """Building fronts from the tall points the proposals set aside (:mod:`urbanverse.layout.facades`)."""
 
     @property
     def core_extent(self) -> float:
@@ -385,9 +420,8 @@ def located_proposals(
     keyframes' RGB ``images`` (working size); ``green (N,)``: :func:`is_green` of the cloud's colours,
     computed here when None.
 
-    The boxes that top_cut and the crops project still stand on z = 0: raising them by the walked
-    ground's height (a few tenths of a metre at most) named fewer objects right on the round trip
-    (ten tours: 85 of 131 matched pairs -> 83 of 134)."""
+    The boxes that top_cut and the crops project still stand on z = 0: the walked ground's height is
+    a few tenths of a metre at most, too little to move a box's crop."""
     green = is_green(cloud.rgb) if green is None else green
     sight = {k.index: np.asarray(k.position[:2]) for k in recon.registered}
     return [

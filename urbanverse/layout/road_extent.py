@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.ndimage
 import scipy.spatial
 
 from urbanverse.layout.birdseye import points_by_label, principal_axes
+from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.street import path_directions
-
-if TYPE_CHECKING:  # ground.py imports this module: the config type is for annotations only
-    from urbanverse.layout.ground import GroundCfg
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,9 +107,8 @@ def path_sides(
     side, smoothed along the path. Road cells more than ``walk_margin_m`` on the other side are behind
     it, unless they are the street's. Where the path crosses the street the road lies on both sides:
     nothing is behind or beside there. With no crossing in view, all the road seen votes and any of
-    it may be behind. On the 20 stored round-trip tours, lots of grey gravel beside the walk, seen
-    nearer and over more cells than the road, had turned the road side round when all the road voted
-    (ground IoU of two tours 0.45 and 0.38; with the street's road 0.66 and 0.78).
+    it may be behind. Only the street's road votes where there is one: a lot of grey gravel beside the
+    walk, seen nearer and over more cells than the road, would otherwise turn the road side round.
     """
     behind, beside = np.zeros(road.shape, bool), np.zeros(road.shape, bool)
     rows, cols, cells = _road_cells(road)
@@ -167,16 +163,14 @@ def beyond_curbs(
     along, as its ``crossings`` (:func:`crossing_shapes`) mark them.
 
     A crossing spans its road from curb to curb: the road lies within its length (plus
-    ``crossing_band_margin_m``), along the street. Near a crossing across the walk (its length more
-    than ``across_walk_deg`` off the camera path's main direction ``path (K, 2)``), up to
-    ``curb_reach_m`` along the street, road-coloured cells outside the road of every crossing (a
-    crossing along the walk spans a side street: its road is road too) are the far sidewalk (within
-    ``far_sidewalk_m`` of the curb) or what lies behind it (terrain): a far sidewalk in shade, a
-    plaza's grey paving, grey lots. Road ``beside`` the walk (:func:`path_sides`) stays road: a side
-    street's crossing says nothing of the street walked along, and a crossing's axis a few degrees off
-    would cut the road 30 m away (on the stored tours, one tour's ground IoU 0.84 -> 0.78 without
-    this). So the rule acts beyond the walk's end and where it crossed. A static or short walk has no
-    main direction: nothing changes.
+    ``crossing_band_margin_m``), along the street. Near a crossing across the walk (its length more than
+    ``across_walk_deg`` off the camera path's main direction ``path (K, 2)``), up to ``curb_reach_m`` along
+    the street, road-coloured cells outside the road of every crossing (a crossing along the walk spans a side
+    street: its road is road too) are the far sidewalk (within ``far_sidewalk_m`` of the curb) or what lies
+    behind it (terrain): a far sidewalk in shade, a plaza's grey paving, grey lots. Road ``beside`` the walk
+    (:func:`path_sides`) stays road: a side street's crossing says nothing of the street walked along, and a
+    crossing's axis a few degrees off would cut the road tens of metres away. So the rule acts beyond the
+    walk's end and where it crossed. A static or short walk has no main direction: nothing changes.
     """
     sidewalk, terrain = np.zeros(road.shape, bool), np.zeros(road.shape, bool)
     rows, cols, cells = _road_cells(road)

@@ -8,10 +8,10 @@ measured at the depth of their ground contact (:func:`urbanverse.layout.lift.obs
 say how far off the scale is: per track, the class's prior height over its median measured height
 (views whose box touches the frame's top left out); over tracks, the median.
 
-What it is good for, measured on the round-trip tours (BENCHMARKS.md), whose scale is right to 1-8 %:
-from the offline detector's boxes it says 1.1-1.7 (its car boxes come out low, and it finds "people"
-on renders that have none), from the true boxes 0.97-1.00. So the check does not rescale a scene; it
-flags a scale off by more than ``tolerance`` (default a factor of two), the mistake it cannot miss.
+What it is good for: detector boxes are too rough (car boxes that come out low, "people" found where
+there are none) for the ratio to correct a scale that is a few per cent off, while it cannot miss a
+wrong camera height. So the check does not rescale a scene; it flags a scale off by more than
+``tolerance`` (default a factor of two).
 """
 
 from __future__ import annotations

@@ -79,11 +79,10 @@ class StreetFrame:
         camera crosses the street or turns a corner), an object beside the road faces that edge and
         its axis runs along it, unless ``along_path``: a vehicle parks along the street the camera
         walks, and the road seen (near the path) says little of the street's direction at a car 10 m
-        ahead (on the round trip's true boxes, that edge turned 8 of 9 parked cars 60-90 degrees).
+        ahead (that edge would turn parked cars across the street).
         Such a vehicle's axis is the walking direction where the camera was when it saw it (camera
         centres ``seen_from (V, 2)``), not at the path's nearest point: past the end of a walk that
-        turns to cross, or at a corner, that point heads across the street (on ten round-trip tours it
-        turned the cars of two 90 degrees).
+        turns to cross, or at a corner, that point heads across the street.
         """
         k = int(np.argmin(np.linalg.norm(self.path - xy, axis=1)))
         axis = self.directions[k]

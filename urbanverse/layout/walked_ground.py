@@ -3,10 +3,10 @@
 A walker carries the camera at one height above the pavement, so where the cameras within a window
 of a keyframe (``window_m`` of walk) stand higher above the fitted ground plane than the walk's
 median, the ground there lies that much higher (a reconstruction bent by a few tenths of a degree,
-or a street on a slope), and so do the points nearest to those keyframes. On the round-trip tours
-the cameras' height above the fitted plane spans 0.06-0.60 m per walk though the true height is
-constant; measured from the plane, a bollard by a street crossing stood 0.4 m tall, and a sidewalk
-0.2 m up joined the furniture on it (:mod:`urbanverse.layout.proposals`).
+or a street on a slope), and so do the points nearest to those keyframes. The cameras' height above
+the fitted plane can vary by decimetres along a walk though the true height is constant; measured
+from the plane alone, a bollard by a street crossing comes out too short, and a raised sidewalk joins
+the furniture on it (:mod:`urbanverse.layout.proposals`).
 """
 
 from __future__ import annotations

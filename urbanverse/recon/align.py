@@ -27,17 +27,29 @@ from urbanverse.recon.record import GroundPlaneFit
 
 
 @dataclass(frozen=True, kw_only=True)
-class AlignParams:
-    """Ground-fit and scale settings (a view of ``ReconCfg``)."""
+class AlignCfg:
+    """Ground-fit and scale settings of :func:`align_to_ground` (the stage builds them from
+    ``ReconCfg``). Lengths in metres, fractions of the camera height where said."""
 
     camera_height_m: float = 1.6
+    """Camera height above the ground (m): the cameras' mean height above the fitted plane is scaled to it."""
     walking_speed_mps: float = 1.3
+    """Mean camera speed (m/s) that sets the scale of a video without a ground plane: a walking pace."""
     max_tilt_deg: float = 25.0
+    """Ground normals farther than this (degrees) from the up prior are rejected (facades, slopes)."""
     inlier_frac: float = 0.03
+    """Ground inlier band as a fraction of the hypothesised camera height, so the test is scale-free."""
     min_ground_inliers: int = 12
+    """Fewest inlier points for a ground plane (and for its refit along the path); fewer leave the up
+    prior and the walking speed to set the frame and scale."""
     path_band_frac: float = 1.0
+    """The refit keeps inliers within this many camera heights of the camera path (seen from above):
+    the surface walked on, not the road beside it 15 cm lower."""
     ransac_iters: int = 400
+    """RANSAC plane hypotheses (three points each): plenty for the share of ground among the points
+    below the cameras."""
     seed: int = 0
+    """Seed of the RANSAC sampling (reproducible planes)."""
 
 
 @dataclass
@@ -109,7 +121,7 @@ def _fit_plane(pts: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def fit_ground(
-    points: np.ndarray, centres: np.ndarray, up: np.ndarray, p: AlignParams
+    points: np.ndarray, centres: np.ndarray, up: np.ndarray, p: AlignCfg
 ) -> tuple[np.ndarray, float, np.ndarray, int] | None:
     """RANSAC ground plane ``n . x + d = 0`` (n towards the cameras) on points below the cameras.
 
@@ -178,7 +190,7 @@ def _path_distance(xy: np.ndarray, path: np.ndarray) -> np.ndarray:
 
 
 def walked_surface(
-    points: np.ndarray, centres: np.ndarray, n: np.ndarray, d: float, p: AlignParams
+    points: np.ndarray, centres: np.ndarray, n: np.ndarray, d: float, p: AlignCfg
 ) -> tuple[np.ndarray, float, int] | None:
     """Refit the plane on the ground points along the camera's own path (within ``path_band_frac`` x
     camera height of the path's footprint): the surface walked on. A plane through the whole street
@@ -206,7 +218,7 @@ def walked_surface(
     return n, d, int(sel.sum())
 
 
-def align_to_ground(wfc: np.ndarray, points: np.ndarray, times_s: np.ndarray, p: AlignParams) -> Alignment:
+def align_to_ground(wfc: np.ndarray, points: np.ndarray, times_s: np.ndarray, p: AlignCfg) -> Alignment:
     """Compute the world frame for registered camera poses ``wfc (K, 4, 4)`` and points ``(N, 3)``.
 
     ``times_s (K,)`` are the keyframe times (for the walking-speed fallback; all zero for stills).
@@ -277,7 +289,7 @@ def align_to_ground(wfc: np.ndarray, points: np.ndarray, times_s: np.ndarray, p:
 
 
 def _inlier_distances(
-    points: np.ndarray, centres: np.ndarray, up: np.ndarray, n: np.ndarray, d: float, p: AlignParams
+    points: np.ndarray, centres: np.ndarray, up: np.ndarray, n: np.ndarray, d: float, p: AlignCfg
 ) -> np.ndarray:
     """Signed distances of the ground inliers (points below the cameras within the inlier band)."""
     rel = points - centres.mean(axis=0)
@@ -287,7 +299,7 @@ def _inlier_distances(
     return dist[mask] if mask.any() else np.zeros(1)
 
 
-def level_between(first: Alignment, second: Alignment, centres: np.ndarray, p: AlignParams) -> Alignment:
+def level_between(first: Alignment, second: Alignment, centres: np.ndarray, p: AlignCfg) -> Alignment:
     """``first`` with its ground moved halfway to ``second``'s level along its own normal, and the scale
     remeasured from the cameras ``centres (K, 3)`` (old frame) above it: two estimates of the walked
     ground (sparse points, plane sweep) averaged."""

@@ -20,21 +20,27 @@ import cv2
 import numpy as np
 
 
-@dataclasses.dataclass(frozen=True)
-class SweepParams:
-    """Plane-sweep settings; heights are relative to the mean baseline of the pairs."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SweepCfg:
+    """Plane-sweep settings of :func:`sweep_ground`; heights are relative to the mean baseline of the
+    pairs (so the sweep is scale-free)."""
 
     width_px: int = 480
-    """Images are downscaled to this width first."""
+    """Images are downscaled to this width (px) first: the ground's texture survives, the cost drops."""
     min_height: float = 0.05
+    """Nearest plane swept: this many mean baselines below the cameras' mean height."""
     max_height: float = 50.0
+    """Farthest plane swept, in mean baselines below the cameras: the range covers any walking
+    camera, whatever the reconstruction's arbitrary scale."""
     steps: int = 80
     """Heights swept, log-spaced; the best is refined with ``refine_steps`` between its neighbours."""
     refine_steps: int = 11
+    """Heights tried between the best height's two neighbours (linearly spaced)."""
     window_px: int = 9
-    """Side of the square window of the normalised cross-correlation."""
+    """Side of the square window of the normalised cross-correlation (px)."""
     min_texture: float = 4.0
-    """Pixels with a grey-level standard deviation under this in their window are not scored."""
+    """Pixels with a grey-level standard deviation under this in their window are not scored: blank
+    pixels correlate at any height."""
     min_score: float = 0.25
     """The best plane's mean correlation must reach this..."""
     min_contrast: float = 0.1
@@ -42,6 +48,8 @@ class SweepParams:
     match_ncc: float = 0.6
     """Pixels correlating this well at the best plane become ground points."""
     max_points: int = 3000
+    """At most this many ground points are returned (a fixed-seed sample): enough for a plane fit,
+    few enough not to outweigh the sparse points."""
 
 
 def spread_pairs(keyframes: list[int], max_pairs: int = 6) -> list[tuple[int, int]]:
@@ -58,7 +66,7 @@ def sweep_ground(
     world_from_camera: dict[int, np.ndarray],
     k: np.ndarray,
     up: np.ndarray,
-    p: SweepParams | None = None,
+    p: SweepCfg | None = None,
 ) -> np.ndarray:
     """Ground points ``(N, 3)`` (reconstruction frame) on the best plane ``up . x = offset``; empty
     when no height stands out.
@@ -66,7 +74,7 @@ def sweep_ground(
     ``grays``: keyframe index -> grey image (all one size, ``k`` its 3x3 intrinsics);
     ``world_from_camera``: keyframe index -> 4x4 pose (OpenCV camera axes); ``up``: unit vector.
     """
-    p = p or SweepParams()
+    p = p or SweepCfg()
     if not pairs:
         return np.zeros((0, 3))
     scale = min(1.0, p.width_px / next(iter(grays.values())).shape[1])
@@ -118,7 +126,7 @@ class _Reference(NamedTuple):
 
 
 def _reference(
-    image: np.ndarray, rotation: np.ndarray, k: np.ndarray, up: np.ndarray, p: SweepParams
+    image: np.ndarray, rotation: np.ndarray, k: np.ndarray, up: np.ndarray, p: SweepCfg
 ) -> _Reference:
     img = image.astype(np.float32)
     win = (p.window_px, p.window_px)
@@ -139,7 +147,7 @@ def _pair_ncc(
     wfc: dict[int, np.ndarray],
     k: np.ndarray,
     up: np.ndarray,
-    p: SweepParams,
+    p: SweepCfg,
 ) -> tuple[float, np.ndarray]:
     """Mean local NCC of keyframe ``a`` (``ref``) against ``b`` warped by the plane ``up . x = offset``
     below both cameras, over ``a``'s textured pixels below the horizon that land inside ``b``; and the

@@ -33,26 +33,38 @@ from urbanverse.records import atomic_path
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class DepthParams:
-    """Dense matching: ``scale`` of the working resolution the flow runs at; every ``step``-th pixel
-    (at that scale) is triangulated. Thresholds in pixels at the flow's scale, metres and degrees.
-
-    The flow runs at the full working resolution: a bollard 15 m off is 9 px wide at 960 px, and at
-    half resolution its flow blurred into the street behind it. On the 20 stored round-trip tours
-    (blind) scale 1.0 / step 3 put 227 of 498 seen objects within 1 m against 206 at 0.5 / 2, with
-    the same pooled position error (0.61 m) and category accuracy (0.66 of the pairs), for about 3 s
-    more per 30 s tour; 1.0 / 2 gave 219 hits for 7 s more, 0.75 / 3 213 hits (BENCHMARKS.md)."""
+class DenseCfg:
+    """Dense matching of posed keyframes (:func:`dense_cloud`). Thresholds in pixels at the flow's
+    scale, metres and degrees."""
 
     scale: float = 1.0
+    """Fraction of the working resolution the optical flow runs at. Full resolution: a bollard 15 m off
+    is a few pixels wide, and at lower resolution its flow blurs into the street behind it."""
     step: int = 3
+    """Every ``step``-th pixel in each direction (at the flow's scale) is triangulated: neighbouring
+    pixels give nearly the same point for the time they cost."""
     min_baseline_m: float = 0.3
+    """Least distance (m) between a keyframe's camera centre and a partner's: shorter baselines
+    triangulate depth too coarsely."""
     max_baseline_m: float = 4.0
+    """Largest distance (m) to a partner: farther keyframes see the scene from too far apart for the
+    optical flow to follow."""
     max_flow_error_px: float = 1.0
+    """Forward-backward check: a pixel carried to the partner and back must land within this (px) of
+    where it started; larger means the flow lost it (occlusion, no texture)."""
     max_reprojection_px: float = 1.0
+    """A triangulated point must reproject within this (px) of its pixel in both keyframes."""
     min_angle_deg: float = 0.5
+    """Least angle (degrees) between the two rays at a point: near-parallel rays give no usable depth."""
     min_depth_m: float = 0.5
+    """Points nearer than this (m) to either camera are dropped: nothing in a street is that close to
+    a hand-held camera but noise."""
     max_depth_m: float = 25.0
+    """Points farther than this (m) from the keyframe are dropped: depth error grows with the square of
+    the distance."""
     agree_rel: float = 0.05
+    """The two partners' depths of a pixel must agree within this fraction of the nearer one: flow
+    errors at occlusion edges differ between partners, so their streaks do not survive."""
     threads: int = 2
     """Keyframes matched at once (the ground stage runs after the camera stage, alone)."""
 
@@ -112,7 +124,7 @@ def midpoints(
 
 
 def _flow_depth(
-    recon: Reconstruction, a: int, b: int, forward: np.ndarray, backward: np.ndarray, p: DepthParams
+    recon: Reconstruction, a: int, b: int, forward: np.ndarray, backward: np.ndarray, p: DenseCfg
 ) -> tuple[np.ndarray, np.ndarray]:
     """Points ``(N, 3)`` triangulated at the grid pixels of keyframe ``a`` against keyframe ``b`` and
     their depths ``(N,)`` in ``a`` (m); NaN where a check fails. ``forward`` / ``backward``: the
@@ -143,7 +155,7 @@ def _flow_depth(
     return xyz, np.where(ok, depths[0], np.nan)
 
 
-def partners(recon: Reconstruction, keyframe: int, p: DepthParams, count: int = 2) -> list[int]:
+def partners(recon: Reconstruction, keyframe: int, p: DenseCfg, count: int = 2) -> list[int]:
     """The ``count`` registered keyframes nearest in time to ``keyframe`` whose camera centre lies
     ``min_baseline_m``..``max_baseline_m`` from its own."""
     centre = world_from_camera(recon, keyframe)[:3, 3]
@@ -157,7 +169,7 @@ def partners(recon: Reconstruction, keyframe: int, p: DepthParams, count: int = 
 
 
 def dense_cloud(
-    recon: Reconstruction, images: Mapping[int, np.ndarray], p: DepthParams | None = None
+    recon: Reconstruction, images: Mapping[int, np.ndarray], p: DenseCfg | None = None
 ) -> DenseCloud:
     """The two-partner-consistent dense points of every registered keyframe with ``(H, W, 3)`` uint8
     RGB image in ``images`` (keyed by keyframe index, working resolution).
@@ -165,7 +177,7 @@ def dense_cloud(
     The keyframes are split into ``p.threads`` consecutive runs, each matched on its own thread (OpenCV
     and NumPy let go of the GIL); the flows at a run's ends are computed twice, and the points come
     back in keyframe order, so the cloud is the same on any number of threads."""
-    p = p or DepthParams()
+    p = p or DenseCfg()
     jobs = []
     for kf in recon.registered:
         pair = [b for b in partners(recon, kf.index, p) if b in images]
@@ -184,7 +196,7 @@ def _run_points(
     recon: Reconstruction,
     images: Mapping[int, np.ndarray],
     jobs: list[tuple[int, list[int]]],
-    p: DepthParams,
+    p: DenseCfg,
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """Points, colours and owning keyframe of each ``(keyframe, its two partners)`` job, in order."""
     grays: dict[int, np.ndarray] = {}

@@ -1,7 +1,7 @@
 """Register the keyframes a model left out by chaining along the ground plane.
 
 Incremental SfM loses the camera where a walk turns on the spot or crosses a low-texture plaza, and
-keeps the largest of its models: a tour's tail or head then has no poses. But once a model is
+keeps the largest of its models: a walk's tail or head then has no poses. But once a model is
 metric and ground-aligned, the ground itself is a known 3D structure: a pixel of a registered
 keyframe below the horizon sees the point where its ray meets ``z = 0``. Corners tracked from a
 registered keyframe into its unregistered neighbour (OpenCV pyramidal Lucas-Kanade, checked
@@ -48,28 +48,45 @@ from urbanverse.recon.record import Reconstruction
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ExtendParams:
-    """Chaining thresholds: ground seen within ``max_ground_m`` of the camera; ``min_inliers`` PnP
-    inliers, at least ``min_inlier_share`` of the tracked corners; the new camera within
-    ``height_tolerance`` (relative) of the prior height and at most ``max_step_m`` from the last; the
-    ground of the two keyframes, warped by their poses, correlating at ``min_ground_ncc`` or more. A
-    step under ``stop_share`` of the walk's pace (where that pace predicts ``min_paced_m`` or more)
-    is a stop only where the view off the ground, turned by the rotation alone, correlates as well."""
+class ExtendCfg:
+    """Settings of chaining left-out keyframes along the ground plane (:func:`extend_by_ground`).
+    Pixels at the working resolution, lengths in metres."""
 
     enabled: bool = True
-    """On the round-trip tours it registers the turning stretches SfM left out (BENCHMARKS.md);
-    ``--set recon.extend.enabled=false`` turns it off."""
+    """Chain the keyframes a model left out (a walk's turning stretches, its head or tail) from their
+    registered neighbours; ``--set recon.extend.enabled=false`` turns it off."""
     max_corners: int = 1500
+    """Corners tracked from a registered keyframe's ground (the strongest, OpenCV
+    ``goodFeaturesToTrack``): enough 3D-2D matches for PnP after RANSAC and the checks."""
     max_ground_m: float = 8.0
+    """Only ground within this distance (m) of the camera gives matches: farther, a small plane error
+    moves a pixel's ground point by much."""
     max_track_error_px: float = 1.0
+    """Forward-backward check of the corner tracks: back-tracked, a corner must land within this (px)
+    of where it started."""
     reprojection_px: float = 4.0
+    """RANSAC inlier threshold (px) of the PnP: ground is only nearly flat, so a few pixels are allowed."""
     min_inliers: int = 60
+    """Fewest tracked ground corners and PnP inliers (and flat tracks for the final pose) to pose a
+    keyframe: fewer cannot tell a right pose from one that fits by chance."""
     min_inlier_share: float = 0.4
+    """PnP inliers must also be at least this share of the tracked corners: a pose most tracks disagree
+    with is wrong."""
     height_tolerance: float = 0.25
+    """The new camera's height above the ground may differ from the registered one's by this fraction:
+    a walking camera keeps its height."""
     max_step_m: float = 3.0
+    """Largest distance (m) between the two keyframes' cameras: longer is no walking step."""
     min_ground_ncc: float = 0.5
+    """Least normalised cross-correlation of the two keyframes' ground, warped onto each other by the
+    two poses (and of the view off the ground for a stop): tracks on a smooth or repeating pavement can
+    agree on a wrong step, the images then do not line up."""
     min_paced_m: float = 0.2
+    """The stop check runs only where the walk's pace predicts a step of at least this (m)."""
     stop_share: float = 0.5
+    """A step shorter than this share of the paced one is a stop, kept only where the view off the
+    ground, turned by the rotation alone, correlates as well: ground seen in a narrow band ahead
+    cannot tell a step from a nod."""
     plane_tolerance_m: float = 0.07
     """Tracks triangulated farther than this off the plane are left out of b's final pose; 0: off."""
     track_fps: float = 10.0
@@ -82,7 +99,7 @@ class ExtendParams:
     thin the rate."""
 
 
-def video_frames_wanted(recon: Reconstruction, fps: float, p: ExtendParams) -> list[int]:
+def video_frames_wanted(recon: Reconstruction, fps: float, p: ExtendCfg) -> list[int]:
     """Indices of the video frames (at about ``track_fps``) between each unregistered keyframe and its
     neighbours: what :func:`extend_by_ground` tracks through. Empty when chaining is off."""
     kfs = recon.keyframes
@@ -110,7 +127,7 @@ def _ground_points(m: np.ndarray, k: np.ndarray, uv: np.ndarray, max_ground_m: f
 
 
 def _track(
-    grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendParams
+    grays: list[np.ndarray], uv_a: np.ndarray, guess: np.ndarray, p: ExtendCfg
 ) -> tuple[np.ndarray, np.ndarray]:
     """Corners ``uv_a (N, 2)`` of ``grays[0]`` followed into ``grays[-1]``: ``(uv_b (N, 2), good (N,))``,
     ``good`` where every hop tracked forward and back within ``max_track_error_px``.
@@ -145,7 +162,7 @@ class _Walk:
 
     k: np.ndarray
     height_m: float
-    p: ExtendParams
+    p: ExtendCfg
 
 
 def _step(m_a: np.ndarray, predicted: np.ndarray, grays: list[np.ndarray], walk: _Walk) -> np.ndarray | None:
@@ -327,14 +344,14 @@ def _nearer_to_left(registered: list[bool]) -> set[int]:
 def extend_by_ground(
     recon: Reconstruction,
     image_dir: Path,
-    p: ExtendParams | None = None,
+    p: ExtendCfg | None = None,
     video: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[Reconstruction, list[int]]:
     """``recon`` with its unregistered keyframes chained from their registered neighbours (module
     docstring), and the indices newly registered. Keyframe images are read from ``image_dir``;
     ``video`` maps frame indices to grey-scale frames at the keyframes' size
     (:func:`video_frames_wanted` says which), tracked through between keyframes."""
-    p = p or ExtendParams()
+    p = p or ExtendCfg()
     keyframes = list(recon.keyframes)
     if not p.enabled or not any(kf.registered for kf in keyframes) or all(kf.registered for kf in keyframes):
         return recon, []

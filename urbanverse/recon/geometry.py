@@ -16,6 +16,7 @@ import numpy as np
 
 from urbanverse.errors import InputError
 from urbanverse.recon.record import KeyframePose, Mat4, Reconstruction
+from urbanverse.records import atomic_path
 
 
 def mat4_to_tuple(m: np.ndarray) -> Mat4:
@@ -226,19 +227,16 @@ def empty_points() -> SparsePoints:
 
 
 def save_points(points: SparsePoints, path: Path) -> None:
-    """Write ``points`` to an ``.npz`` (compressed) at ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp.npz")
-    np.savez_compressed(
-        tmp,
-        xyz=points.xyz.astype(np.float64),
-        rgb=points.rgb.astype(np.uint8),
-        error_px=points.error_px.astype(np.float32),
-        obs_offsets=points.obs_offsets.astype(np.int64),
-        obs_keyframes=points.obs_keyframes.astype(np.int32),
-    )
-    tmp.replace(path)
+    """Write ``points`` to an ``.npz`` (compressed) at ``path``, atomically."""
+    with atomic_path(Path(path)) as tmp:
+        np.savez_compressed(
+            tmp,
+            xyz=points.xyz.astype(np.float64),
+            rgb=points.rgb.astype(np.uint8),
+            error_px=points.error_px.astype(np.float32),
+            obs_offsets=points.obs_offsets.astype(np.int64),
+            obs_keyframes=points.obs_keyframes.astype(np.int32),
+        )
 
 
 def load_points(recon: Reconstruction, work_dir: Path) -> SparsePoints:

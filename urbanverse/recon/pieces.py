@@ -3,8 +3,8 @@
 A walk's model can break where the camera turns from a facade back to the street or crosses at a
 corner: the global mapper's positions (or the incremental mapper's registrations) then put the rest of
 the walk wrongly, and the plausibility check cuts it. That rest alone, with some of the good part's
-keyframes before it, maps well (on three round-trip tours 0.02-0.04 m RMS from the true path, where
-the whole walk had put it 1-9 m off); ``urbanverse.recon.sfm`` maps such pieces, this module joins them.
+keyframes before it, often maps well where the whole walk did not; ``urbanverse.recon.sfm`` maps such
+pieces, this module joins them.
 
 The join is a similarity transform from the piece's frame to the model's, taken from the keyframes both
 hold: the rotation from their orientations (a walk's camera centres lie near a line, which leaves a

@@ -2,7 +2,7 @@
 
 SIFT on keyframes downscaled to ``max_image_size``, sequential matching (each keyframe against the next
 ``overlap`` plus quadratic strides), then COLMAP's global mapper (GLOMAP: rotation averaging, global
-positioning, bundle adjustment; ``SfmParams.mapper``) or its incremental one, with one shared
+positioning, bundle adjustment; ``SfmCfg.mapper``) or its incremental one, with one shared
 SIMPLE_PINHOLE camera whose focal length starts at the field-of-view prior and is refined by bundle
 adjustment (principal point fixed at the image centre). Poses come out in COLMAP's arbitrary
 similarity frame; :mod:`align` makes them metric and ground-aligned.
@@ -18,12 +18,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from urbanverse.recon.geometry import SparsePoints
 from urbanverse.recon.pieces import shared_similarity, unposed_runs
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.recon.sift_features import (
     extract_colmap_sift,
     few_features,
@@ -33,55 +33,6 @@ from urbanverse.recon.sift_features import (
 from urbanverse.video.record import CameraIntrinsics
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SfmParams:
-    """pycolmap settings (a view of ``ReconCfg``)."""
-
-    max_image_size: int = 640
-    max_features: int = 2048
-    overlap: int = 6
-    init_min_tri_angle_deg: float = 4.0
-    num_threads: int = 2
-    deterministic: bool = True
-    """Run COLMAP single-threaded: with threads, image ids (extraction), RANSAC streams (matching) and
-    bundle adjustment depend on scheduling, and a rerun can give a different model."""
-    max_seconds: float = 60.0
-    refine_focal: bool = True
-    features: str = "auto"
-    fallback_features: bool = True
-    fallback_attempts: int = 1
-    contrast_threshold: float = 0.015
-    upsample_below_px: int = 400
-    upsample_max_images: int = 12
-    peak_threshold: float = 0.0067
-    mapper: Literal["global", "incremental"] = "global"
-    """``global``: COLMAP's global mapper (GLOMAP: rotation averaging, then global positioning and
-    bundle adjustment; a pair of images is mapped incrementally, as it builds no model of two) or
-    ``incremental``: COLMAP's incremental mapper (registers one image after another; one wrong
-    registration bends or shrinks the rest of the walk)."""
-    pieces: bool = True
-    """Map each run of at least ``min_piece`` keyframes the model left out as a model of its own, with
-    ``piece_overlaps`` keyframes of the model on each side (tried in turn), and join it to the model by
-    those (``_map_pieces``) when their centres then agree within ``max_join_error`` of their spread."""
-    min_piece: int = 4
-    piece_overlaps: tuple[int, ...] = (10, 4)
-    max_join_error: float = 0.05
-    max_models: int = 3
-    attempts: int = 3
-    accept_score: float = 0.5
-    refocus: bool = True
-    """When an attempt maps fewer than ``refocus_below`` of the keyframes plausibly, map once more with
-    the focal length that bundle adjustment finds on its plausible part (see ``_mapping_attempts``)."""
-    refocus_below: float = 0.9
-    refocus_min_change: float = 0.02
-    abs_pose_min_inliers: int = 30
-    ba_max_iterations: int = 30
-    ba_global_ratio: float = 1.3
-    min_images_focal: int = 8
-    max_focal_change: float = 0.3
-    seed: int = 0
 
 
 @dataclass
@@ -116,7 +67,7 @@ def run_sfm(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     consistent: Callable[[RawReconstruction], list[int]] | None = None,
     on_fallback: Callable[[], None] | None = None,
 ) -> RawReconstruction | None:
@@ -125,7 +76,7 @@ def run_sfm(
     ``consistent`` returns the keyframes of a candidate whose poses are plausible (the caller's check);
     while they are fewer than ``accept_score x len(names)``, another mapping attempt runs (up to
     ``attempts``), then, with ``fallback_features``, the same attempts on the other SIFT extractor's
-    features (COLMAP's and OpenCV's find different features on weak texture, and a tour that one
+    features (COLMAP's and OpenCV's find different features on weak texture, and a walk that one
     cannot map the other often can; ``on_fallback`` is called as the other extractor starts). The
     candidate with the most consistent keyframes is kept; its other keyframes are deregistered before
     the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
@@ -144,7 +95,7 @@ def run_sfm(
     notes: list[str] = []
     best: tuple[float, object, list[int] | None] | None = None
     # COLMAP matches and maps on one thread (deterministic); the other core computes the OpenCV
-    # fallback's features meanwhile, in case they are needed (2-2.5 s of a 40-keyframe tour).
+    # fallback's features meanwhile, in case they are needed (seconds saved when they are).
     pool = ThreadPoolExecutor(max_workers=1) if extractors[1:] == ["opencv"] else None
     prefetched: dict[str, Future] = {}
 
@@ -208,7 +159,7 @@ def _mapping_attempts(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     features: str,
     attempts: int,
     consistent: Callable[[RawReconstruction], list[int]] | None,
@@ -296,8 +247,7 @@ def _mapping_attempts(
             # Mapping keeps the focal length fixed, and a prior that is off by some per cent bends a
             # forward-moving path until the plausibility check cuts it. The focal that bundle
             # adjustment finds on the plausible part becomes the prior of another attempt with the
-            # best initialisation so far (on the round-trip tours, a 10 % too long prior had cut
-            # walks at their turns; remapped, two of five tours mapped whole).
+            # best initialisation so far, so a walk cut at its turns by a wrong prior can map whole.
             refocused = True
             _set_focal(pycolmap, db, focal)
             notes.append(f"SfM remapped with the focal length {focal:.0f} px that bundle adjustment found")
@@ -321,7 +271,7 @@ def _map_pieces(
     names: list[str],
     intr: CameraIntrinsics,
     work: Path,
-    p: SfmParams,
+    p: SfmCfg,
     features: str,
     consistent: Callable[[RawReconstruction], list[int]],
     notes: list[str],
@@ -353,7 +303,7 @@ def _map_pieces(
                 continue
             shared = len(kept & set(raw.wfc))
             # Poses only: the piece's points stay out of the ground fit (across a street crossing, the
-            # road it saw tilted a tour's ground plane by 1.3 degrees: heights 2.03 -> 1.41 m).
+            # road a piece sees lies lower than the walked sidewalk and would tilt the ground plane).
             raw.wfc.update({k: transform.apply_pose(piece.wfc[k]) for k in new})
             notes.append(
                 f"keyframes {new[0]}-{new[-1]} mapped as a piece of their own and joined by {shared} "
@@ -375,7 +325,7 @@ def _shifted(raw: RawReconstruction, offset: int) -> RawReconstruction:
 
 
 def _map(
-    pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmParams, angle: float, seed: int
+    pycolmap, db: Path, image_dir: Path, out: Path, names: list[str], p: SfmCfg, angle: float, seed: int
 ):
     """One mapping run (``p.mapper``; ``angle`` is the incremental mapper's initial-pair angle); the
     model with the most registered images (None if < 2)."""
@@ -443,7 +393,7 @@ def _keep_only(rec, names: list[str], keyframes: set[int]) -> None:
 
 
 def _self_calibrated_focal(
-    pycolmap, rec, keep: list[int] | None, names: list[str], p: SfmParams
+    pycolmap, rec, keep: list[int] | None, names: list[str], p: SfmCfg
 ) -> float | None:
     """The shared focal length (px) that bundle adjustment finds on the keyframes ``keep`` of ``rec``
     (all registered ones when None); None when too few are left to refine it, or when it moves by less
@@ -458,7 +408,7 @@ def _self_calibrated_focal(
     return f1 if p.refocus_min_change <= abs(f1 / f0 - 1) <= p.max_focal_change else None
 
 
-def _focal_after_ba(pycolmap, rec, p: SfmParams) -> float:
+def _focal_after_ba(pycolmap, rec, p: SfmCfg) -> float:
     """Global bundle adjustment of ``rec`` (in place) with the shared focal length free and a robust
     loss; the focal length it ends with (px)."""
     ba = pycolmap.BundleAdjustmentOptions()
@@ -482,7 +432,7 @@ def _set_focal(pycolmap, db: Path, focal: float) -> None:
             database.update_camera(camera)
 
 
-def _refine_focal(pycolmap, rec, p: SfmParams, notes: list[str]):
+def _refine_focal(pycolmap, rec, p: SfmCfg, notes: list[str]):
     """Global bundle adjustment with the shared focal length free (robust loss); keeps the fixed-focal
     model when there are too few keyframes or the focal moves more than ``max_focal_change``."""
     n = rec.num_reg_images()
@@ -537,7 +487,7 @@ def _extract(rec, names: list[str]) -> RawReconstruction:
     )
     cam = next(iter(rec.cameras.values()))
     # The mean over the kept points' observations. COLMAP's own mean also counts points whose stored
-    # error is not finite after deregistration (it reported 2.9e151 px for a round-trip tour).
+    # error is not finite after deregistration (which makes it astronomically large).
     lengths = np.diff(points.obs_offsets)
     mean_error = float(np.average(points.error_px, weights=lengths)) if len(points) else 0.0
     return RawReconstruction(

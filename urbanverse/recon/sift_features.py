@@ -9,18 +9,15 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
 
+from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.video.record import CameraIntrinsics
 
-if TYPE_CHECKING:
-    from urbanverse.recon.sfm import SfmParams
 
-
-def few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool:
+def few_features(intr: CameraIntrinsics, names: list[str], p: SfmCfg) -> bool:
     """Small images (up to ``upsample_below_px`` after downscaling) or a short sequence (up to
     ``upsample_max_images``): features are scarce and extraction time does not matter."""
     longest = min(max(intr.width, intr.height), p.max_image_size)
@@ -28,7 +25,7 @@ def few_features(intr: CameraIntrinsics, names: list[str], p: SfmParams) -> bool
 
 
 def extract_colmap_sift(
-    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmParams
+    pycolmap, db: Path, image_dir: Path, names: list[str], intr, reader, p: SfmCfg
 ) -> None:
     ext = pycolmap.FeatureExtractionOptions()
     ext.max_image_size = p.max_image_size
@@ -50,7 +47,7 @@ def extract_colmap_sift(
     )
 
 
-def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+def opencv_sift(gray: np.ndarray, p: SfmCfg) -> tuple[np.ndarray, np.ndarray]:
     """SIFT keypoints ``(N, 4)`` (x, y, scale, orientation in COLMAP's pixel convention, at the input
     resolution) and RootSIFT descriptors ``(N, 128)`` uint8 as COLMAP stores them.
 
@@ -75,7 +72,7 @@ def opencv_sift(gray: np.ndarray, p: SfmParams) -> tuple[np.ndarray, np.ndarray]
     return kp, d
 
 
-def opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
+def opencv_features(path: Path, p: SfmCfg) -> tuple[np.ndarray, np.ndarray]:
     """:func:`opencv_sift` of the image file ``path``."""
     gray = cv2.imread(str(path), cv2.IMREAD_GRAYSCALE)
     if gray is None:
@@ -83,9 +80,7 @@ def opencv_features(path: Path, p: SfmParams) -> tuple[np.ndarray, np.ndarray]:
     return opencv_sift(gray, p)
 
 
-def write_opencv_sift(
-    pycolmap, db: Path, image_dir: Path, p: SfmParams, prefetched: dict[str, Future]
-) -> None:
+def write_opencv_sift(pycolmap, db: Path, image_dir: Path, p: SfmCfg, prefetched: dict[str, Future]) -> None:
     """Write OpenCV SIFT features of every image in ``db``, taken from ``prefetched`` (futures by image
     name) where there."""
     with pycolmap.Database.open(db) as database:

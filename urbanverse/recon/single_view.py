@@ -19,15 +19,26 @@ _LK = dict(winSize=(21, 21), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.T
 
 
 @dataclass(frozen=True, kw_only=True)
-class SingleViewParams:
-    """Settings of the single-view pose (a view of ``ReconCfg``)."""
+class SingleViewCfg:
+    """Settings of the single-view pose (:func:`single_view_poses`; the stage builds them from
+    ``ReconCfg``). Angles in degrees."""
 
     pitch_prior_deg: float = -5.0
+    """Camera pitch assumed without enough vertical lines (negative looks down): a hand-held camera's
+    slight downward tilt."""
     min_vertical_lines: int = 6
+    """Fewest near-vertical line segments (and inliers of their vanishing point) to measure the camera's
+    tilt; fewer do not pin the vanishing point down."""
     max_line_tilt_deg: float = 25.0
+    """Segments within this of the image's vertical are candidates for world verticals (poles, facade
+    edges) under a moderate camera tilt."""
     max_pitch_deg: float = 70.0
+    """A vertical vanishing point implying a larger pitch is rejected (the prior is used instead): no
+    street camera looks that steeply."""
     max_roll_deg: float = 20.0
+    """Likewise for roll: a hand-held camera is held roughly level."""
     seed: int = 0
+    """Seed of the RANSAC over line pairs (reproducible tilt)."""
 
 
 def line_segments(gray: np.ndarray) -> np.ndarray:
@@ -44,7 +55,7 @@ def line_segments(gray: np.ndarray) -> np.ndarray:
     return np.zeros((0, 4)) if lines is None else lines.reshape(-1, 4).astype(float)
 
 
-def vertical_vanishing_point(gray: np.ndarray, p: SingleViewParams) -> tuple[np.ndarray, int] | None:
+def vertical_vanishing_point(gray: np.ndarray, p: SingleViewCfg) -> tuple[np.ndarray, int] | None:
     """Homogeneous vertical vanishing point (3,) and its inlier count, or None if unsupported."""
     seg = line_segments(gray)
     if len(seg) == 0:
@@ -158,7 +169,7 @@ def single_view_poses(
     grays: list[np.ndarray],
     k: np.ndarray,
     height_m: float,
-    p: SingleViewParams,
+    p: SingleViewCfg,
     static_px: float,
     flows: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> tuple[list[np.ndarray | None], str, list[str]]:

@@ -20,9 +20,9 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.recon.align import Alignment, AlignParams, align_to_ground, level_between, up_prior
+from urbanverse.recon.align import AlignCfg, Alignment, align_to_ground, level_between, up_prior
 from urbanverse.recon.dense import spread_pairs, sweep_ground
-from urbanverse.recon.extend import ExtendParams, extend_by_ground, video_frames_wanted
+from urbanverse.recon.extend import ExtendCfg, extend_by_ground, video_frames_wanted
 from urbanverse.recon.geometry import SparsePoints, drop_observers, make_pose, save_points
 from urbanverse.recon.record import (
     POINTS_FILE,
@@ -30,9 +30,10 @@ from urbanverse.recon.record import (
     Reconstruction,
     save_reconstruction,
 )
-from urbanverse.recon.sfm import RawReconstruction, SfmParams, run_sfm
-from urbanverse.recon.single_view import SingleViewParams, median_motion, pair_flow, single_view_poses
-from urbanverse.recon.vo import EarlyVo, VoParams
+from urbanverse.recon.sfm import RawReconstruction, run_sfm
+from urbanverse.recon.sfm_cfg import SfmCfg
+from urbanverse.recon.single_view import SingleViewCfg, median_motion, pair_flow, single_view_poses
+from urbanverse.recon.vo import EarlyVo, VoCfg
 from urbanverse.video.decode import read_gray_frames
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
 
@@ -44,82 +45,56 @@ class ReconCfg:
     """Settings of the camera stage. Lengths in metres, pixels at the keyframes' working resolution."""
 
     camera_height_m: float = 1.6
-    """Camera height above the ground (walking: 1.6 m); sets the metric scale."""
+    """Camera height above the ground (m; walking: 1.6 m). The metric scale: the cameras' height above
+    the fitted ground plane is set to it."""
     method: Literal["auto", "sfm", "vo", "single_view"] = "auto"
     """``auto``: SfM, then VO, then single view. Others force one method (falling back to single view)."""
     min_registered_frac: float = 0.5
     """SfM/VO count as failed when they register fewer than this fraction of keyframes (and < 2)."""
     static_px: float = 2.0
-    """Camera considered static when the median keyframe-to-keyframe feature motion stays below this."""
-    sfm_max_image_size: int = 640
-    """Keyframes are downscaled to this longest side for feature extraction (SfM and VO)."""
-    sfm_max_features: int = 2048
-    sfm_features: Literal["auto", "opencv", "colmap"] = "colmap"
-    """SIFT implementation: ``colmap`` (its own SIFT), ``opencv`` (OpenCV SIFT with a low contrast
-    threshold imported into COLMAP's database: more features on weak texture; registered more of a
-    rendered tour, fewer of the small synthetic test street), ``auto``: COLMAP for images up to 400 px
-    or up to 12 keyframes, OpenCV otherwise."""
-    sfm_fallback_features: bool = True
-    """When SfM maps too few keyframes plausibly, retry on the other SIFT implementation's features."""
-    sfm_mapper: Literal["global", "incremental"] = "global"
-    """COLMAP's mapper: ``global`` (GLOMAP: all keyframes' rotations, then positions, at once) or
-    ``incremental`` (one keyframe after another). On ten round-trip tours the global mapper's paths
-    have the right shape to 0.012-0.065 m on nine, in about half the time (the incremental one's are
-    1.3-2.9 m off on three: a wrong registration bends or shrinks the rest of a walk); BENCHMARKS.md."""
+    """Camera considered static when the median keyframe-to-keyframe feature motion (px) stays below
+    this: without parallax no pose can be triangulated, and single view takes over."""
+    sfm: SfmCfg = dataclasses.field(default_factory=SfmCfg)
+    """Structure from motion (``recon.sfm``); its ``max_image_size`` also sizes visual odometry's and the
+    parallax check's images."""
     sweep_below_inliers: int = 30
-    """A ground plane fitted to fewer sparse points than this is refitted with the plane-sweep ground
-    points too (``recon.dense``), as one with none is: on a commercial tour, 16 sparse inliers had
-    tilted the plane and put the scale 35 % off."""
+    """A ground plane fitted to fewer sparse inlier points than this is refitted with the plane-sweep
+    ground points too (``recon.dense``), as one with none is: a few sparse points can tilt the plane
+    and put the metric scale far off."""
     sweep_level: bool = True
     """Put the ground (and so the metric scale) halfway between the sparse points' plane and the plane
     fitted to them and the plane-sweep ground points together (``recon.dense``): two estimates of the
-    walked ground. The sparse plane can be the road beside a sidewalk (a curb, 9 % of the camera
-    height, off: a tour crossing the street), the other errs elsewhere; on ten round-trip tours the
-    scale's median error went 2.3 -> 1.6 % (worst 7 -> 3.5 %), objects within 1 m 71 -> 84
-    (BENCHMARKS.md). About 1 s a tour."""
-    sfm_attempts: int = 2
-    """Mapping attempts (other initialisation and seed) while fewer than half the keyframes are plausible.
-    The focal-length remap takes the second; a third (a 1.5x wider initial angle) never mapped more
-    on the round-trip tours and cost 1.5-2 s where the first features fail."""
-    sfm_refocus: bool = True
-    """When an attempt maps under 90 % of the keyframes plausibly, map once more with the focal length
-    that bundle adjustment finds on its plausible part (the field-of-view prior can be some per cent
-    off, and a forward walk mapped with a wrong fixed focal bends)."""
-    sfm_pieces: bool = True
-    """Map each run of four or more keyframes the model left out as a model of its own, with ten (then
-    four) of the model's keyframes on each side, and join it by those (``recon.pieces``): on ten
-    round-trip tours two tails of 15 keyframes (after a turn from a facade, across a street crossing)
-    joined, to 0.7 and 3 % of the shared keyframes' spread."""
-    sfm_overlap: int = 6
-    """Sequential matching: each keyframe against the next ``overlap`` (plus quadratic strides)."""
-    sfm_init_min_tri_angle_deg: float = 4.0
-    sfm_max_seconds: float = 60.0
+    walked ground that err in different places (the sparse plane can be the road beside a sidewalk, a
+    curb below the walked ground). Costs about a second per walk."""
     keep_colmap: bool = False
     """Keep COLMAP's database and models in ``work_dir/colmap`` (for debugging; tens of MB)."""
-    refine_focal: bool = True
-    """Refine the (shared) focal length in bundle adjustment; False keeps the video stage's prior."""
-    num_threads: int = 2
-    deterministic: bool = True
-    """Single-threaded COLMAP so a rerun (e.g. ``gen --resume`` after a kill) reproduces the same poses;
-    False lets it use ``num_threads`` (faster on an idle machine, not reproducible)."""
     walking_speed_mps: float = 1.3
-    """Scale fallback when no ground plane is found: mean camera speed (m/s)."""
+    """Scale fallback when no ground plane is found: mean camera speed (m/s), a typical walking pace."""
     max_ground_tilt_deg: float = 25.0
-    """Ground normals farther than this from the camera path's up prior are rejected."""
+    """Ground normals farther than this (degrees) from the camera path's up prior are rejected: a walking
+    camera is held roughly upright, so a steeper plane is a facade or a slope of points, not the ground."""
     ground_inlier_frac: float = 0.03
-    """Ground inlier band as a fraction of the camera height (0.03 x 1.6 m = 4.8 cm)."""
+    """Ground inlier band as a fraction of the camera height (0.03 x 1.6 m = 4.8 cm): relative to the
+    height, so the test holds before the scale is known."""
     min_ground_inliers: int = 12
+    """Fewest sparse points on a ground plane for it to count; with fewer the up prior and the walking
+    speed set the frame and scale, as a plane through a handful of points is unreliable."""
     max_height_jump_frac: float = 0.3
-    """Registered poses whose height differs from the median by more than this x camera height are dropped."""
+    """Registered poses whose height differs from the median by more than this x camera height are
+    dropped: a walking camera keeps its height within centimetres."""
     max_step_speed_mps: float = 2.5
-    """A keyframe-to-keyframe step faster than this (and 2.5x the median) marks a misregistration."""
+    """A keyframe-to-keyframe step faster than this (m/s; and 2.5x the median) marks a misregistration:
+    faster than a brisk walk."""
     max_speed_mps: float = 4.0
-    """Mean camera speeds above this (or below 0.1 m/s) are reported as implausible in the warnings."""
+    """Mean camera speeds (m/s) above this (or below 0.1 m/s) are reported as implausible in the
+    warnings: faster than a walk means the scale or the poses are likely wrong."""
     pitch_prior_deg: float = -5.0
-    """Single view without vertical lines: assumed camera pitch (negative looks down)."""
-    extend: ExtendParams = dataclasses.field(default_factory=ExtendParams)
+    """Single view without vertical lines: assumed camera pitch (degrees, negative looks down), a
+    hand-held camera's slight downward tilt."""
+    extend: ExtendCfg = dataclasses.field(default_factory=ExtendCfg)
     """Chaining the keyframes a model left out from their registered neighbours (``recon.extend``)."""
     seed: int = 0
+    """Seed of the ground-plane RANSAC and of single view (SfM has its own, ``sfm.seed``)."""
 
     def __post_init__(self) -> None:
         if not 0.1 <= self.camera_height_m <= 100.0:
@@ -128,13 +103,11 @@ class ReconCfg:
             raise ValueError(
                 f"ReconCfg.min_registered_frac must be in (0, 1], got {self.min_registered_frac}"
             )
-        for name in ("static_px", "walking_speed_mps", "ground_inlier_frac", "sfm_max_seconds"):
+        for name in ("static_px", "walking_speed_mps", "ground_inlier_frac"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"ReconCfg.{name} must be positive, got {getattr(self, name)}")
         if self.sweep_below_inliers < 0:
             raise ValueError(f"ReconCfg.sweep_below_inliers must be >= 0, got {self.sweep_below_inliers}")
-        if self.sfm_max_image_size < 64 or self.sfm_max_features < 64 or self.sfm_overlap < 1:
-            raise ValueError("ReconCfg.sfm_max_image_size/sfm_max_features must be >= 64, sfm_overlap >= 1")
         if not 0 < self.max_ground_tilt_deg < 90:
             raise ValueError(
                 f"ReconCfg.max_ground_tilt_deg must be in (0, 90), got {self.max_ground_tilt_deg}"
@@ -192,7 +165,7 @@ def run_recon(
     # keyframes because of motion, the camera moves. Otherwise (stills, a static camera) check here on
     # downscaled greys, which single view reuses.
     t0 = time.perf_counter()
-    width = min(cfg.sfm_max_image_size, intr.width)
+    width = min(cfg.sfm.max_image_size, intr.width)
     s = width / intr.width
     grays: list[np.ndarray] | None = None
     flows = None
@@ -256,32 +229,15 @@ def _multi_view(
     need = max(2, math.ceil(cfg.min_registered_frac * len(names)))
     least = min(3, len(names))  # a partial model beats single view when the camera moves
     sfm_raw: RawReconstruction | None = None
-    with EarlyVo(image_dir, names, intr, VoParams(max_image_size=cfg.sfm_max_image_size)) as vo:
+    with EarlyVo(image_dir, names, intr, VoCfg(max_image_size=cfg.sfm.max_image_size)) as vo:
         if cfg.method in ("auto", "sfm"):
             t0 = time.perf_counter()
-            params = SfmParams(
-                max_image_size=cfg.sfm_max_image_size,
-                max_features=cfg.sfm_max_features,
-                features=cfg.sfm_features,
-                fallback_features=cfg.sfm_fallback_features,
-                overlap=cfg.sfm_overlap,
-                init_min_tri_angle_deg=cfg.sfm_init_min_tri_angle_deg,
-                num_threads=cfg.num_threads,
-                deterministic=cfg.deterministic,
-                max_seconds=cfg.sfm_max_seconds,
-                refine_focal=cfg.refine_focal,
-                seed=cfg.seed,
-                attempts=cfg.sfm_attempts,
-                refocus=cfg.sfm_refocus,
-                mapper=cfg.sfm_mapper,
-                pieces=cfg.sfm_pieces,
-            )
             sfm_raw = run_sfm(
                 image_dir,
                 names,
                 intr,
                 work_dir / "colmap",
-                params,
+                cfg.sfm,
                 consistent=lambda r: _consistent_keyframes(r, keyframes, cfg).keyframes,
                 on_fallback=vo.start if cfg.method == "auto" else None,
             )
@@ -345,7 +301,7 @@ def _from_raw(
         swept = _swept_ground(raw, kfs, intr, cfg, image_dir, reg, kept.points)
         if swept is not None:
             centres = np.stack([raw.wfc[i][:3, 3] for i in reg])
-            al = level_between(al, swept, centres, _align_params(cfg))
+            al = level_between(al, swept, centres, _align_cfg(cfg))
     n_obs = np.bincount(raw.points.obs_keyframes, minlength=len(kfs.keyframes))
     warnings.extend(raw.notes)
     warnings.extend(al.warnings)
@@ -420,7 +376,7 @@ def _swept_ground(
     up = up_prior(wfc[:, :3, :3], wfc[:, :3, 3], points.xyz)
     pairs = spread_pairs(keep)
     needed = sorted({i for pair in pairs for i in pair})
-    width = min(cfg.sfm_max_image_size, intr.width)
+    width = min(cfg.sfm.max_image_size, intr.width)
     images = _load_grays(image_dir, [kfs.keyframes[i].image for i in needed], width)
     s = width / intr.width
     k = np.array([[raw.fx * s, 0.0, raw.cx * s], [0.0, raw.fy * s, raw.cy * s], [0.0, 0.0, 1.0]])
@@ -428,7 +384,7 @@ def _swept_ground(
     if len(extra) == 0:
         return None
     times = np.array([kfs.keyframes[i].time_s for i in keep])
-    al = align_to_ground(wfc, np.concatenate([points.xyz, extra]), times, _align_params(cfg))
+    al = align_to_ground(wfc, np.concatenate([points.xyz, extra]), times, _align_cfg(cfg))
     if al.ground.method != "ransac":
         return None
     al.warnings.append(
@@ -437,8 +393,8 @@ def _swept_ground(
     return al
 
 
-def _align_params(cfg: ReconCfg) -> AlignParams:
-    return AlignParams(
+def _align_cfg(cfg: ReconCfg) -> AlignCfg:
+    return AlignCfg(
         camera_height_m=cfg.camera_height_m,
         walking_speed_mps=cfg.walking_speed_mps,
         max_tilt_deg=cfg.max_ground_tilt_deg,
@@ -478,7 +434,7 @@ def _consistent_keyframes(
     keyframes go, the rest must fit a ground plane of their own (else their heights were measured
     along a guessed up direction): otherwise nothing is plausible.
     """
-    params = _align_params(cfg)
+    params = _align_cfg(cfg)
     keep, points = sorted(raw.wfc), raw.points
     dropped: list[int] = []
     reasons: list[str] = []
@@ -551,7 +507,7 @@ def _single_view(
         grays,
         k_small,
         cfg.camera_height_m,
-        SingleViewParams(pitch_prior_deg=cfg.pitch_prior_deg, seed=cfg.seed),
+        SingleViewCfg(pitch_prior_deg=cfg.pitch_prior_deg, seed=cfg.seed),
         cfg.static_px * s,
         flows,
     )

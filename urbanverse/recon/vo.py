@@ -28,19 +28,29 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
-class VoParams:
-    """Visual-odometry settings (a view of ``ReconCfg``)."""
+class VoCfg:
+    """Visual-odometry settings of :func:`run_vo` (the stage sets ``max_image_size`` from
+    ``ReconCfg.sfm``). Pixels at the downscaled resolution, angles in degrees."""
 
     max_image_size: int = 640
+    """Keyframes are downscaled to this longest side (px) for SIFT, as for SfM."""
     max_features: int = 1500
+    """SIFT features kept per keyframe (the strongest): enough tracks between consecutive keyframes."""
     ratio: float = 0.75
+    """Lowe's ratio test: a match's distance below this fraction of the second best's; ambiguous
+    matches on repeating facades go."""
     min_init_parallax_deg: float = 1.5
+    """The first keyframe pair whose triangulated tracks reach this median ray angle initialises the
+    map: less parallax gives a poorly scaled start."""
     min_tri_angle_deg: float = 0.75
+    """Tracks triangulated with a smaller ray angle are not used: their depth is unreliable."""
     reproj_px: float = 2.0
+    """RANSAC inlier threshold (px) of the PnP that locates each keyframe."""
     min_pnp_inliers: int = 12
+    """Fewest triangulated tracks seen (and PnP inliers) to locate a keyframe; fewer skip it."""
 
 
-def _features(path: Path, p: VoParams, sift) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def _features(path: Path, p: VoCfg, sift) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     img = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if img is None:
         raise FileNotFoundError(f"{path}: keyframe image missing or unreadable")
@@ -99,7 +109,7 @@ def run_vo(
     image_dir: Path,
     names: list[str],
     intr: CameraIntrinsics,
-    p: VoParams,
+    p: VoCfg,
     stop: threading.Event | None = None,
 ) -> RawReconstruction | None:
     """Chain keyframes ``names`` (in order) into camera poses; None if no pair has enough parallax.
@@ -219,11 +229,11 @@ class EarlyVo:
     while SfM tries its fallback features; a context manager that stops and joins it on leaving.
 
     SfM maps on one thread (for reproducible models). When its first features fall short, the
-    fallback features map once or twice more (5-7 s on the round trip's plaza tour), and if they
-    fall short too, VO runs (2.4-3.9 s there) and compares. Started at the fallback, VO's result
+    fallback features map once or twice more (seconds each), and if they fall short too, VO runs
+    (seconds too) and compares. Started at the fallback, VO's result
     is ready by then; when SfM succeeds, it is stopped at its next keyframe and never read."""
 
-    def __init__(self, image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoParams) -> None:
+    def __init__(self, image_dir: Path, names: list[str], intr: CameraIntrinsics, p: VoCfg) -> None:
         self._args = (image_dir, names, intr, p)
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="vo")

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import cli_command
+from urbanverse.cli.common import cli_command
 from urbanverse.errors import InputError
 
 assets_app = typer.Typer(

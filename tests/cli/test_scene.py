@@ -104,12 +104,12 @@ def test_truncated_mesh_is_a_clear_error(example_dir):
 
 
 def test_internal_error_exits_1(example_dir, monkeypatch):
-    from urbanverse.scene import physics_check
+    from urbanverse.scene import checks
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(physics_check, "run_physics_check", boom)
+    monkeypatch.setattr(checks, "run_physics_check", boom)
     result = runner.invoke(app, ["check", str(example_dir)])
     assert result.exit_code == 1
     assert "internal error" in result.output and "kaboom" in result.output

@@ -1,17 +1,30 @@
-"""Pieces shared by the CLI modules: exit-code mapping and common arguments."""
+"""Pieces shared by the command modules: exit-code mapping, common arguments, JSON output."""
 
 from __future__ import annotations
 
 import functools
+import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from urbanverse.errors import InputError, MissingDependencyError
 
 SceneDir = Annotated[Path, typer.Argument(help="Scene folder holding scene.json (e.g. scenes/example).")]
+
+JsonFlag = Annotated[
+    bool,
+    typer.Option(
+        "--json", help="Print the results as one JSON document on stdout (progress and logs go to stderr)."
+    ),
+]
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` to stdout as one indented JSON document (paths become strings)."""
+    typer.echo(json.dumps(data, indent=2, default=str))
 
 
 def _fail(message: str, code: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,9 +23,20 @@ JsonFlag = Annotated[
 ]
 
 
+def _strict(data: Any) -> Any:
+    """``data`` with NaN and infinities as None: strict JSON readers (jq, browsers) reject them."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: _strict(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_strict(v) for v in data]
+    return data
+
+
 def print_json(data: Any) -> None:
-    """Write ``data`` to stdout as one indented JSON document (paths become strings)."""
-    typer.echo(json.dumps(data, indent=2, default=str))
+    """Write ``data`` to stdout as one indented, strict JSON document (paths become strings, NaN null)."""
+    typer.echo(json.dumps(_strict(data), indent=2, default=str, allow_nan=False))
 
 
 def _fail(message: str, code: int) -> None:

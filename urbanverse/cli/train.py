@@ -163,8 +163,9 @@ def eval_command(
 ) -> None:
     """Evaluate a policy: success rate, SPL, collisions, route completion per scene and overall.
 
-    Writes results.json, results.md, an episode animation and the run's learning curve to --out,
-    and prints a table (or, with --json, the JSON with overall figures under "overall").
+    Writes results.json, results.md and, where matplotlib is installed, an episode animation and
+    the run's learning curve to --out; prints a table (or, with --json, the JSON with overall
+    figures under "overall").
     """
     from rich.console import Console
 

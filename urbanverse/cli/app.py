@@ -51,16 +51,23 @@ def main(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
     verbose: Annotated[
-        bool, typer.Option("-v", "--verbose", help="Log debug messages too (with time and source line).")
+        bool,
+        typer.Option(
+            "-v",
+            "--verbose",
+            help="Log debug messages too, with time and source (before the command: urbanverse -v gen ...).",
+        ),
     ] = False,
     quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="Log only warnings and errors (no info messages).")
+        bool,
+        typer.Option(
+            "-q",
+            "--quiet",
+            help="Log only warnings and errors (before the command: urbanverse -q check ...).",
+        ),
     ] = False,
 ) -> None:
-    """UrbanVerse: turn city-walk videos into simulation scenes and train robots in them.
-
-    Give -v or -q before the command: urbanverse -q check scenes/example.
-    """
+    """UrbanVerse: turn city-walk videos into simulation scenes and train robots in them."""
     if verbose and quiet:
         raise typer.BadParameter("give -v/--verbose or -q/--quiet, not both")
     configure_logging(verbose=verbose, quiet=quiet)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import cli_command
+from urbanverse.cli.common import JsonFlag, cli_command, print_json
 from urbanverse.errors import InputError
 
 assets_app = typer.Typer(
@@ -21,24 +19,25 @@ Library = Annotated[
     Path | None,
     typer.Option(help="Library folder (default: $URBANVERSE_LIBRARY, else the cache's library/ folder)."),
 ]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON to stdout instead of a table.")]
 
 
 def _open_store(library: Path | None, must_exist: bool = True):
-    from urbanverse.assets.store import DB_FILE, AssetStore
-    from urbanverse.paths import cache_dir
+    from urbanverse.assets.jobs import open_library
 
-    root = library or Path(os.environ.get("URBANVERSE_LIBRARY") or cache_dir("library"))
-    if must_exist and not (root / DB_FILE).is_file():
-        raise InputError(f"{root}: no asset library here; build one with `urbanverse assets build`")
-    return AssetStore(root)
+    return open_library(library, must_exist)
 
 
 def _progress():
+    """A progress bar on stderr, so that stdout holds only results."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     return Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
     )
 
 
@@ -47,23 +46,31 @@ def _progress():
 def build_command(
     size: Annotated[int, typer.Option(help="Number of procedural assets in the catalogue.")] = 100_000,
     workers: Annotated[int, typer.Option(help="Worker processes measuring assets.")] = 2,
+    as_json: JsonFlag = False,
     library: Library = None,
 ) -> None:
     """Build the procedural catalogue: assets measured, annotated, embedded and indexed (meshes lazily)."""
     import time
 
-    from urbanverse.assets.catalogue import build_catalogue
+    from urbanverse.assets.jobs import build_library
 
     if size < 1 or workers < 1:
         raise InputError("--size and --workers must be at least 1")
     start = time.perf_counter()
     with _open_store(library, must_exist=False) as store, _progress() as bar:
         task = bar.add_task("measuring + annotating", total=size)
-        build_catalogue(store, size, workers, progress=lambda n: bar.advance(task, n))
-        bar.update(task, description="indexing")
-        store.search("bench", k=1)  # builds the vector index once, so that searches start fast
-        total = len(store)
-    typer.echo(f"library {store.root}: {total} assets ({time.perf_counter() - start:.0f} s)")
+        total = build_library(
+            store,
+            size,
+            workers,
+            progress=lambda n: bar.advance(task, n),
+            indexing=lambda: bar.update(task, description="indexing"),
+        )
+    seconds = time.perf_counter() - start
+    if as_json:
+        print_json({"library": str(store.root), "assets": total, "seconds": seconds})
+        return
+    typer.echo(f"library {store.root}: {total} assets ({seconds:.0f} s)")
 
 
 @assets_app.command("search")
@@ -87,7 +94,7 @@ def search_command(
     with _open_store(library) as store:
         hits = store.search(query, k=k, where=where)
     if as_json:
-        typer.echo(json.dumps([{"score": h.score, **record_to_dict(h.asset)} for h in hits], indent=2))
+        print_json([{"score": h.score, **record_to_dict(h.asset)} for h in hits])
         return
     # One plain line per hit (grep-friendly): score, uid, class, size (m), mass (kg), description.
     for h in hits:
@@ -105,7 +112,7 @@ def show_command(uid: Annotated[str, typer.Argument(help="Asset uid.")], library
     from urbanverse.records import record_to_dict
 
     with _open_store(library) as store:
-        typer.echo(json.dumps(record_to_dict(store.get(uid)), indent=2))
+        print_json(record_to_dict(store.get(uid)))
 
 
 @assets_app.command("stats")
@@ -120,7 +127,7 @@ def stats_command(as_json: JsonFlag = False, library: Library = None) -> None:
     with _open_store(library) as store:
         stats = library_stats(store)
     if as_json:
-        typer.echo(json.dumps(stats, indent=2))
+        print_json(stats)
         return
     console = Console()
     console.print(
@@ -191,30 +198,16 @@ def verify_command(
     from rich.console import Console
     from rich.table import Table
 
-    from urbanverse.assets.catalogue import asset_parts
-    from urbanverse.assets.verify import drop_test
+    from urbanverse.assets.jobs import verify_library
 
-    results = []
     with _open_store(library) as store, _progress() as bar:
-        uids = store.sample_uids(sample, seed)
-        task = bar.add_task("dropping", total=len(uids))
-        for uid in uids:
-            asset = store.get(uid)
-            results.append(drop_test(asset, asset_parts(asset, store.root)))
-            bar.advance(task)
-    flagged = [r for r in results if r.problems]
-    fraction = len(flagged) / max(len(results), 1)
-    if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "sampled": len(results),
-                    "flagged": len(flagged),
-                    "flagged_fraction": fraction,
-                    "flagged_assets": [{"uid": r.uid, "problems": r.problems} for r in flagged],
-                }
-            )
+        task = bar.add_task("dropping", total=None)
+        summary = verify_library(
+            store, sample, seed, progress=lambda done, total: bar.update(task, completed=done, total=total)
         )
+    flagged, fraction = summary.flagged, summary.flagged_fraction
+    if as_json:
+        print_json(summary.to_dict())
     else:
         table = Table("uid", "category", "tilt °", "travel m", "problems", title="flagged assets")
         for r in flagged:
@@ -222,7 +215,7 @@ def verify_command(
         console = Console()
         if flagged:
             console.print(table)
-        console.print(f"verify: {len(flagged)}/{len(results)} flagged ({100 * fraction:.2f}%)")
+        console.print(f"verify: {len(flagged)}/{len(summary.results)} flagged ({100 * fraction:.2f}%)")
     if fraction > max_flagged:
         raise typer.Exit(1)
 
@@ -241,6 +234,7 @@ def ingest_command(
     material: Annotated[
         str, typer.Option(help="Material-table key assumed for unannotated files.")
     ] = "plastic",
+    as_json: JsonFlag = False,
     library: Library = None,
 ) -> None:
     """Add mesh files to the library; bad files are rejected one by one, the rest go in (one transaction)."""
@@ -260,6 +254,19 @@ def ingest_command(
     with _open_store(library, must_exist=False) as store, _progress() as bar:
         task = bar.add_task("ingesting", total=None)
         accepted, rejected = ingest(paths, store, cfg, progress=lambda n: bar.advance(task, n))
+    if as_json:
+        print_json(
+            {
+                "added": [
+                    {"uid": a.uid, "category": a.category, "height": a.height, "mass": a.mass}
+                    for a in accepted
+                ],
+                "rejected": [{"path": str(r.path), "reason": r.reason} for r in rejected],
+            }
+        )
+        if rejected:
+            raise typer.Exit(2)
+        return
     for asset in accepted:
         console.print(
             f"[green]added[/green] {asset.uid}: {asset.category}, {asset.height:.2f} m tall, "

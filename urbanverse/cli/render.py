@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import SceneDir, cli_command
+from urbanverse.cli.common import JsonFlag, SceneDir, cli_command, print_json
 
 
 @cli_command
@@ -40,10 +40,12 @@ def render_tour_command(
         bool,
         typer.Option(help="Camera degradations on the video: exposure, colour cast, blur, sensor noise."),
     ] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Walk a camera along the scene's sidewalks at 1.5-1.7 m, 1.2-1.5 m/s (head bob, look-around, stops)
     and write an H.264 MP4 plus ground truth: intrinsics, per-frame camera pose (OpenCV axes,
     world_from_camera), per-frame visible objects with 2D boxes, and the source scene."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from urbanverse.render.augment import AugmentCfg
@@ -60,12 +62,22 @@ def render_tour_command(
         augment=AugmentCfg() if augment else None,
     )
     columns = (TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True) as bar:
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("frames", total=round(seconds * fps))
         gt = run_render_tour(
             scene_dir, out, cfg, frames_dir, progress=lambda done, _: bar.update(task, completed=done)
         )
     seen = len({v.object_id for f in gt.frames for v in f.visible})
+    if as_json:
+        print_json(
+            {
+                "video": str(out),
+                "ground_truth": str(gt_path_for(out)),
+                "frames": len(gt.frames),
+                "objects_seen": seen,
+            }
+        )
+        return
     frames = f"{len(gt.frames)} frames, {width}x{height}"
     typer.echo(f"wrote {out} ({frames}) and {gt_path_for(out)} ({seen} objects seen)")
 

@@ -6,13 +6,12 @@ imported inside the commands, so ``urbanverse --help`` stays fast.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import cli_command
+from urbanverse.cli.common import JsonFlag, cli_command, print_json
 from urbanverse.errors import InputError
 
 ScenesOpt = Annotated[
@@ -74,7 +73,10 @@ def train_command(
             help="Fine-tune: start from this checkpoint's policy weights (same sensor and task settings).",
         ),
     ] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress display.")] = False,
+    quiet: Annotated[
+        bool, typer.Option(help="No progress display (urbanverse -q train ... also hides info messages).")
+    ] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Train a navigation policy with PPO on many parallel environments (checkpoints, CSV, TensorBoard).
 
@@ -90,22 +92,19 @@ def train_command(
     ppo.schedule=fixed, to hurt with the adaptive one). QAT fine-tune of a policy:
     --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
-    from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
-    from urbanverse.rl.policy import PolicyCfg
-    from urbanverse.rl.runner import Runner
+    from urbanverse.rl.jobs import resume_training, train_policy
 
     if resume is not None:
-        if not (resume / "config.json").is_file():
-            raise InputError(f"--resume: {resume} is not a run folder (no config.json)")
-        runner = Runner.resume(resume, quiet=quiet)
-        typer.echo(f"resuming {resume} at iteration {runner.iteration}/{runner.cfg.num_iterations}", err=True)
+        summary = resume_training(resume, quiet=quiet)
     else:
+        from urbanverse.nn.backbones import BACKBONE_NAMES
+        from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
+        from urbanverse.rl.policy import PolicyCfg
+
         if not scenes:
             raise InputError("--scenes: give at least one scene folder (e.g. --scenes scenes/example)")
         if robot not in ("wheeled", "legged"):
             raise InputError(f"--robot: expected wheeled or legged, got {robot!r}")
-        from urbanverse.nn.backbones import BACKBONE_NAMES
-
         if backbone not in BACKBONE_NAMES:
             raise InputError(f"--backbone: expected one of {', '.join(BACKBONE_NAMES)}, got {backbone!r}")
         cfg = TrainCfg(
@@ -119,30 +118,18 @@ def train_command(
             experiment=exp,
             init_from=str(init_from) if init_from else "",
         )
-        cfg = apply_overrides(cfg, overrides or [])
-        if cfg.schedule.batch_large_mult > 1 and cfg.ppo.schedule == "adaptive":
-            typer.echo(
-                "warning: the late batch switch helped with ppo.schedule=fixed (+4.5 points) and hurt under "
-                "the KL-adaptive learning rate (-5 points; larger minibatches lower the KL and the rate "
-                "climbs): consider --set ppo.schedule=fixed (BENCHMARKS.md, 'Late batch switch')",
-                err=True,
-            )
-        if cfg.algo == "sb3-ppo":
-            from urbanverse.rl.sb3 import train_sb3
-
-            run_dir = train_sb3(cfg, runs_dir, quiet=quiet)
-            typer.echo(f"run folder: {run_dir}")
-            return
-        runner = Runner.create(cfg, runs_dir, quiet=quiet)
-        typer.echo(f"run folder: {runner.run_dir}", err=True)
-    row = runner.learn()
-    if row:
+        summary = train_policy(apply_overrides(cfg, overrides or []), runs_dir, quiet=quiet)
+    if as_json:
+        print_json(summary.to_dict())
+        return
+    row = summary.last
+    if row and summary.algo == "ppo":
         typer.echo(
-            f"done: {runner.iteration} iterations, {runner.env_steps:,} env-steps "
-            f"in {runner.wall_s / 60:.1f} min "
+            f"done: {summary.iterations} iterations, {summary.env_steps:,} env-steps "
+            f"in {summary.wall_s / 60:.1f} min "
             f"({row['steps_per_s']:,.0f} steps/s); last iteration success {100 * row['success_rate']:.0f} %"
         )
-    typer.echo(f"run folder: {runner.run_dir}")
+    typer.echo(f"run folder: {summary.run_dir}")
 
 
 @cli_command
@@ -152,13 +139,18 @@ def eval_command(
     episodes: Annotated[int, typer.Option(help="Episodes per scene.")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of the evaluation episodes.")] = 1,
     device: Annotated[str, typer.Option(help="cpu or cuda[:i].")] = "cpu",
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print the results as JSON on stdout only.")
-    ] = False,
+    json_out: JsonFlag = False,
     out: Annotated[
         Path | None, typer.Option("-o", "--out", help="Folder for results (default: <run>/eval).")
     ] = None,
-    animate: Annotated[int, typer.Option(help="Episodes in the top-down animation (0: none).")] = 3,
+    animate: Annotated[
+        int | None,
+        typer.Option(
+            help="Episodes in the top-down animation (0: none; default 3 where matplotlib is installed, "
+            "else none).",
+            show_default=False,
+        ),
+    ] = None,
     video_format: Annotated[str, typer.Option("--video-format", help="gif or mp4.")] = "gif",
     quantize: Annotated[
         str,
@@ -171,64 +163,35 @@ def eval_command(
 ) -> None:
     """Evaluate a policy: success rate, SPL, collisions, route completion per scene and overall.
 
-    Writes results.json, results.md, an episode animation and the run's learning curve to --out,
-    and prints a table (or, with --json, the JSON with overall figures under "overall").
+    Writes results.json, results.md and, where matplotlib is installed, an episode animation and
+    the run's learning curve to --out; prints a table (or, with --json, the JSON with overall
+    figures under "overall").
     """
     from rich.console import Console
 
-    from urbanverse.records import save_json
-    from urbanverse.rl.evaluate import evaluate, load_policy, markdown_table, rich_table
-    from urbanverse.rl.plots import animate_episodes, plot_learning_curve
+    from urbanverse.rl.evaluate import rich_table
+    from urbanverse.rl.jobs import EvalCfg, run_evaluation
 
-    if video_format not in ("gif", "mp4"):
-        raise InputError(f"--video-format: expected gif or mp4, got {video_format!r}")
-    if quantize not in ("none", "int8", "int4"):
-        raise InputError(f"--quantize: expected none, int8 or int4, got {quantize!r}")
-    if calibration_steps < 1:
-        raise InputError(f"--calibration-steps: need >= 1, got {calibration_steps}")
-    loaded = load_policy(checkpoint, device)
-    scene_dirs = expand_scene_dirs(scenes) if scenes else loaded.cfg.scenes
-    if quantize != "none":
-        from urbanverse.rl.quantize import quantize_policy
-
-        if loaded.actor is None:
-            raise InputError("--quantize: needs a PPO checkpoint, not a Stable-Baselines3 model")
-        loaded, _ = quantize_policy(loaded, scene_dirs, int(quantize[3:]), calibration_steps, seed, device)
-    run_dir = checkpoint if checkpoint.is_dir() else checkpoint.parent
-    if run_dir.name == "checkpoints":
-        run_dir = run_dir.parent
-    out = out or run_dir / "eval"
-    out.mkdir(parents=True, exist_ok=True)
+    cfg = EvalCfg(
+        checkpoint=checkpoint,
+        scenes=expand_scene_dirs(scenes) if scenes else (),
+        episodes=episodes,
+        seed=seed,
+        device=device,
+        out=out,
+        animate=animate,
+        video_format=video_format,  # type: ignore[arg-type]
+        quantize=quantize,  # type: ignore[arg-type]
+        calibration_steps=calibration_steps,
+    )
     console = Console(stderr=True, quiet=json_out, highlight=False)
-    with console.status(f"evaluating {len(scene_dirs)} scenes x {episodes} episodes"):
-        results, trajs, env = evaluate(loaded, scene_dirs, episodes, seed, device, record=animate)
-    results["checkpoint"] = str(checkpoint)
-    results["scene_dirs"] = list(scene_dirs)
-    results["trained"] = {k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")}
-    if "quantization" in loaded.meta:
-        results["quantization"] = loaded.meta["quantization"]
-    save_json(results, out / "results.json")
-    (out / "results.md").write_text(markdown_table(results))
-    files = [out / "results.json", out / "results.md"]
-    if trajs:
-        files.append(
-            animate_episodes(
-                trajs,
-                env.world.worlds,
-                (env.robot.cfg.length, env.robot.cfg.width),
-                env.cfg.task.success_radius,
-                env.cfg.pedestrians.radius,
-                out / f"episodes.{video_format}",
-                env.cfg.dt,
-            )
-        )
-    if (run_dir / "progress.csv").is_file():
-        files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
+    with console.status(f"evaluating {checkpoint}"):
+        outcome = run_evaluation(cfg)
     if json_out:
-        typer.echo(json.dumps(results, indent=2))
+        print_json(outcome.results)
         return
-    console.print(rich_table(results, f"{checkpoint}: {episodes} episodes per scene"))
-    for f in files:
+    console.print(rich_table(outcome.results, f"{checkpoint}: {episodes} episodes per scene"))
+    for f in outcome.files:
         console.print(f"wrote {f}", soft_wrap=True)
 
 
@@ -241,27 +204,31 @@ def export_command(
         typer.Option("-o", "--out", help="Output file (default: <run>/policy.onnx or policy.pt)."),
     ] = None,
     tolerance: Annotated[float, typer.Option(help="Largest allowed action difference to PyTorch.")] = 1e-4,
+    as_json: JsonFlag = False,
 ) -> None:
     """Export the actor (observation normalisation included) to ONNX or TorchScript and check it.
 
     The check runs the exported file and the PyTorch actor on the same observations; exit code 1
     when the largest action difference exceeds --tolerance.
     """
-    from urbanverse.rl.evaluate import load_policy
-    from urbanverse.rl.export import check_export, export_policy, write_card
+    from urbanverse.rl.jobs import export_checked_policy
 
-    loaded = load_policy(checkpoint, "cpu")
-    base = checkpoint if checkpoint.is_dir() else checkpoint.parent
-    out = out or base / ("policy.onnx" if fmt == "onnx" else "policy.pt")
-    path = export_policy(loaded, fmt, out)
-    check = check_export(loaded, path, fmt)
-    card = write_card(loaded, path, check)
+    exported = export_checked_policy(checkpoint, fmt, out)
+    path, card, check = exported.path, exported.card, exported.check
+    passed = check["max_abs_action_diff"] <= tolerance
+    if as_json:
+        print_json(
+            {"policy": str(path), "card": str(card), "tolerance": tolerance, "passed": passed, **check}
+        )
+        if not passed:
+            raise typer.Exit(1)
+        return
     typer.echo(
         f"wrote {path} ({check['bytes'] / 1024:.0f} KiB) and {card}\n"
         f"check on {check['observations']}: max |action - pytorch| = {check['max_abs_action_diff']:.2e}; "
         f"{check['ms_per_batch_export']:.3f} ms per batch ({check['ms_per_batch_torch']:.3f} ms in PyTorch)"
     )
-    if not check["max_abs_action_diff"] <= tolerance:
+    if not passed:
         typer.echo(f"error: exported policy differs from PyTorch by more than {tolerance}", err=True)
         raise typer.Exit(1)
 

@@ -104,12 +104,38 @@ def test_truncated_mesh_is_a_clear_error(example_dir):
 
 
 def test_internal_error_exits_1(example_dir, monkeypatch):
-    from urbanverse.scene import physics_check
+    from urbanverse.scene import checks
 
     def boom(*_args, **_kwargs):
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(physics_check, "run_physics_check", boom)
+    monkeypatch.setattr(checks, "run_physics_check", boom)
     result = runner.invoke(app, ["check", str(example_dir)])
     assert result.exit_code == 1
     assert "internal error" in result.output and "kaboom" in result.output
+
+
+def test_json_puts_one_document_on_stdout(example_dir):
+    result = runner.invoke(app, ["usd", str(example_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["objects"] == 11
+    result = runner.invoke(app, ["validate", str(example_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["errors"] == 0 and report["objects"] == 11 and report["validators"] > 0
+    result = runner.invoke(app, ["check", str(example_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["ok"] and report["fixed"] == [] and len(report["objects"]) == 11
+    assert report["objects"] == json.loads((example_dir / "physics_check.json").read_text())["objects"]
+
+
+def test_failing_check_and_validate_still_print_json_and_exit_1(example_dir):
+    edit_scene_json(example_dir, lambda d: d["objects"][1]["position"].__setitem__(2, -0.5))
+    result = runner.invoke(app, ["check", str(example_dir), "--json", "--duration", "0.5"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["failed"]
+    (example_dir / "assets" / "car_sedan_a" / "asset.usda").unlink()
+    result = runner.invoke(app, ["validate", str(example_dir), "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["errors"] > 0

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import SceneDir, cli_command
+from urbanverse.cli.common import SceneDir, cli_command
 from urbanverse.errors import InputError
 
 

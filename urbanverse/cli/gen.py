@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from urbanverse.cli_common import cli_command
+from urbanverse.cli.common import JsonFlag, cli_command, print_json
 from urbanverse.errors import InputError
 
 
@@ -49,7 +49,7 @@ def gen_command(
             help="One scene per shot of an edited video, in OUT/shot_<nn>/ (default: the longest shot).",
         ),
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonFlag = False,
     overrides: Annotated[
         list[str] | None,
         typer.Option("--set", help="Override a setting, e.g. --set lift.merge_radius_m=1.5."),
@@ -101,7 +101,7 @@ def gen_command(
         clear_for_error(out, str(exc))
         raise
     if as_json:
-        typer.echo(json.dumps(json.loads((out / "report.json").read_text()), indent=2))
+        print_json(json.loads((out / "report.json").read_text()))
         return
     if per_shot:
         _print_shots(out, report)

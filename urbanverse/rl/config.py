@@ -126,6 +126,10 @@ class TrainCfg:
             self.schedule.qat or self.schedule.batch_large_mult > 1 or self.init_from
         ):
             raise InputError("schedule.* and init_from apply to --algo ppo only")
+        if self.algo == "sb3-ppo" and self.policy.mup:
+            raise InputError(
+                "policy.mup_base_width applies to --algo ppo only (SB3 builds its own optimizer)"
+            )
 
     @property
     def task_name(self) -> str:

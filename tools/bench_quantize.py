@@ -56,7 +56,7 @@ def float_twin(loaded):
     import dataclasses
 
     from urbanverse.nn.qat import set_qat_enabled
-    from urbanverse.rl.quantize import actor_act_fn
+    from urbanverse.rl.loaded_policy import actor_act_fn
 
     actor = copy.deepcopy(loaded.actor)
     set_qat_enabled(actor, False)

@@ -5,7 +5,16 @@ import importlib.util
 import pytest
 import torch
 
-from urbanverse.nn.mup import MuReadout, build_mup_model, coord_check, coord_spread, mup_param_groups
+from urbanverse.nn.mup import (
+    MUP_WIDTH_FIELDS,
+    MuReadout,
+    backbone_width,
+    build_mup_model,
+    coord_check,
+    coord_spread,
+    mup_param_groups,
+    with_width,
+)
 
 WIDTHS = (32, 128, 512)
 
@@ -74,3 +83,13 @@ def test_coord_check_sse_mup_flatter_than_sp() -> None:
     )
     assert max(sp.values()) > 4.0, sp
     assert max(mup.values()) < 2.0, mup
+
+
+def test_width_fields_name_each_covered_backbone_width() -> None:
+    assert backbone_width("mlp", {}) == 128
+    assert backbone_width("mlp", {"hidden": 64, "num_layers": 3}) == 64
+    assert with_width("mlp", {"num_layers": 3}, 32) == {"num_layers": 3, "hidden": 32}
+    assert with_width("sse", {"num_heads": 2}, 48) == {"num_heads": 2, "d_model": 48}
+    assert set(MUP_WIDTH_FIELDS.values()) == {"hidden", "d_model"}
+    with pytest.raises(ValueError, match="muP covers the backbones"):
+        backbone_width("gru", {})

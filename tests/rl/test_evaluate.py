@@ -6,7 +6,8 @@ import torch
 
 from tests.rl.conftest import EXAMPLE
 from urbanverse.rl.config import EnvSpec, TrainCfg
-from urbanverse.rl.evaluate import LoadedPolicy, evaluate, markdown_table
+from urbanverse.rl.evaluate import evaluate, markdown_table
+from urbanverse.rl.loaded_policy import LoadedPolicy
 from urbanverse.sim import NavVecEnv
 from urbanverse.sim.metrics import METRIC_NAMES
 

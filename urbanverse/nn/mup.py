@@ -14,6 +14,12 @@ With ``width_mult = fan_in / base_fan_in`` for every ``nn.Linear`` of a model bu
 
 :func:`coord_check` measures activation RMS per layer after a few Adam steps at several
 widths; under muP the curves are flat in width, under standard parameterisation they grow.
+
+Under Adam a ``MuReadout`` (multiplier ``1 / width_mult``, learning rate ``lr``) is the same
+as a plain Linear readout with ``1 / width_mult`` times its init and learning rate
+``lr / width_mult``, which :func:`mup_param_groups` already gives a Linear whose fan-in grew.
+A model that must keep plain Linear heads (quantisation, export) uses that form with zero-init
+heads; :data:`MUP_WIDTH_FIELDS` names the backbones it covers and their width field.
 """
 
 from __future__ import annotations
@@ -25,17 +31,50 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from urbanverse.nn.backbones import Backbone, make_backbone
+from urbanverse.nn.backbones import Backbone, backbone_config, make_backbone
 
 __all__ = [
+    "MUP_WIDTH_FIELDS",
     "MuReadout",
     "ReadoutModel",
+    "backbone_width",
     "build_mup_model",
     "coord_check",
     "coord_spread",
     "mup_init_",
     "mup_param_groups",
+    "with_width",
 ]
+
+#: Backbones muP covers and the config field that sets their width. Their width-dependent
+#: matrices are ``nn.Linear`` layers, which :func:`mup_param_groups` scales; ``gru`` and
+#: ``lstm`` keep theirs inside a fused ``nn.GRU`` / ``nn.LSTM`` and are not covered.
+MUP_WIDTH_FIELDS: dict[str, str] = {
+    "mlp": "hidden",
+    "ultramem": "hidden",
+    "gla": "d_model",
+    "sse": "d_model",
+    "sse-h": "d_model",
+}
+
+
+def _width_field(name: str) -> str:
+    if name not in MUP_WIDTH_FIELDS:
+        raise ValueError(
+            f"muP covers the backbones {', '.join(MUP_WIDTH_FIELDS)}, not {name!r} "
+            "(its hidden matrices are not nn.Linear layers)"
+        )
+    return MUP_WIDTH_FIELDS[name]
+
+
+def backbone_width(name: str, overrides: dict) -> int:
+    """Width of backbone ``name`` built with config ``overrides`` (the field in :data:`MUP_WIDTH_FIELDS`)."""
+    return int(getattr(backbone_config(name, **overrides), _width_field(name)))
+
+
+def with_width(name: str, overrides: dict, width: int) -> dict:
+    """``overrides`` with backbone ``name``'s width set to ``width`` (e.g. to build the base model)."""
+    return {**overrides, _width_field(name): width}
 
 
 class MuReadout(nn.Linear):

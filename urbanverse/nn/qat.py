@@ -234,9 +234,9 @@ class QATSchedule:
     Over ``total_steps`` optimizer steps: linear warmup for ``warmup_fraction``, constant LR,
     then from ``qat_start = round((1 - qat_fraction) * total_steps)`` QAT is on and the LR
     decays to ``min_lr_ratio`` (linear or cosine) by the last step. The loss-optimal
-    ``qat_fraction`` grows with compute (about 0.10-0.15 small, 0.55+ large; paper [A]); its
-    closed form was not retrieved [U], so sweep it (e.g. 0.1, 0.25, 0.4, 0.55) against
-    :func:`samples_per_param_byte`.
+    ``qat_fraction`` grows with the training samples per byte of quantised weights
+    (:func:`samples_per_param_byte`): about 0.10-0.15 for small budgets, 0.55 and more for
+    large ones (Dremov et al.), so choose it per run.
     """
 
     total_steps: int

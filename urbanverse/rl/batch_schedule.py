@@ -3,9 +3,9 @@
 Spec: ``shared/reference/backbones.md`` section 4 (Wang et al., arXiv 2602.14208). For hard
 tasks under a fixed data budget the loss-optimal schedule keeps a small batch most of the
 time and switches to a large one late; the loss then quickly catches up with the
-constant-large-batch curve [A]. The exact switch time comes from functional-scaling-law
-exponents that were not retrieved [U]; the default switch at 80 % of the sample budget and
-x4 factor follow the PPO recipe in the spec (sweep ``switch_at`` over 0.5, 0.7, 0.85).
+constant-large-batch curve. The defaults (switch at 80 % of the sample budget, batch x4)
+follow the spec's PPO recipe; the best switch point depends on the task's scaling
+exponents, so ``switch_at`` is a setting.
 
 ``progress`` is the fraction of the environment-sample budget consumed, in ``[0, 1]``.
 """

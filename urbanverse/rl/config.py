@@ -16,6 +16,7 @@ from typing import Any
 
 from urbanverse.config import apply_overrides, from_dict, to_dict
 from urbanverse.errors import InputError
+from urbanverse.records import atomic_path
 from urbanverse.rl.policy import PolicyCfg
 from urbanverse.rl.ppo import PPOCfg
 from urbanverse.rl.schedule import ScheduleCfg
@@ -125,6 +126,10 @@ class TrainCfg:
             self.schedule.qat or self.schedule.batch_large_mult > 1 or self.init_from
         ):
             raise InputError("schedule.* and init_from apply to --algo ppo only")
+        if self.algo == "sb3-ppo" and self.policy.mup:
+            raise InputError(
+                "policy.mup_base_width applies to --algo ppo only (SB3 builds its own optimizer)"
+            )
 
     @property
     def task_name(self) -> str:
@@ -141,8 +146,9 @@ class TrainCfg:
 
 
 def save_cfg(cfg: TrainCfg, path: Path) -> None:
-    """Write the resolved config as JSON."""
-    path.write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
+    """Write the resolved config as JSON, atomically (``--resume`` rewrites it in place)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(to_dict(cfg), indent=2) + "\n")
 
 
 def load_cfg(path: Path) -> TrainCfg:

@@ -19,6 +19,7 @@ import torch
 from urbanverse.errors import InputError
 from urbanverse.nn.qat import set_qat_enabled
 from urbanverse.rl.config import TrainCfg, from_dict
+from urbanverse.rl.loaded_policy import LoadedPolicy, actor_act_fn
 from urbanverse.rl.policy import DeterministicActor
 from urbanverse.rl.runner import build_policy, load_checkpoint, resolve_checkpoint
 from urbanverse.sim import NavVecEnv
@@ -26,20 +27,6 @@ from urbanverse.sim.metrics import METRIC_NAMES
 
 #: Environments per evaluation scene at most.
 MAX_ENVS_PER_SCENE = 32
-
-
-@dataclasses.dataclass
-class LoadedPolicy:
-    """A deterministic actor and the config it was trained with."""
-
-    cfg: TrainCfg
-    act: Callable[[torch.Tensor, tuple], tuple[torch.Tensor, tuple]]
-    """``(obs (N, D), state) -> (actions (N, A), next state)``."""
-    initial_state: Callable[[int], tuple]
-    """Episode-start state for ``N`` environments."""
-    actor: torch.nn.Module | None = None
-    """The ``DeterministicActor`` (PPO checkpoints; None for SB3 models)."""
-    meta: dict = dataclasses.field(default_factory=dict)
 
 
 def load_policy(checkpoint: Path, device: str = "cpu") -> LoadedPolicy:
@@ -57,14 +44,8 @@ def load_policy(checkpoint: Path, device: str = "cpu") -> LoadedPolicy:
         set_qat_enabled(policy, True)  # acts as trained: fake-quantised, as its int8 export
     policy.load_state_dict(state["alg"]["policy"])
     actor = DeterministicActor(policy).to(device).eval()
-
-    @torch.no_grad()
-    def act(obs: torch.Tensor, st: tuple) -> tuple[torch.Tensor, tuple]:
-        out = actor(obs, *st)
-        return (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
-
     meta = {k: state[k] for k in ("iteration", "env_steps", "wall_s", "num_obs", "num_actions", "obs_layout")}
-    return LoadedPolicy(cfg, act, lambda n: actor.initial_state(n, device), actor, meta)
+    return LoadedPolicy(cfg, actor_act_fn(actor), lambda n: actor.initial_state(n, device), actor, meta)
 
 
 def _envs_per_scene(episodes: int, cap: int) -> int:

@@ -20,7 +20,7 @@ import torch
 
 from urbanverse.errors import InputError, require
 from urbanverse.nn.qat import freeze_qat
-from urbanverse.rl.evaluate import LoadedPolicy
+from urbanverse.rl.loaded_policy import LoadedPolicy
 from urbanverse.threads import torch_threads
 
 FORMATS = ("onnx", "torchscript")

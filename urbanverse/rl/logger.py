@@ -16,6 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
+from urbanverse.records import atomic_path
+
 CSV_NAME = "progress.csv"
 #: Columns always present, in this order; the rest follow sorted.
 LEAD_COLUMNS = (
@@ -43,12 +45,10 @@ def _truncate_csv(path: Path, last_iteration: int) -> list[str] | None:
         return None
     header, body = rows[0], rows[1:]
     keep = [r for r in body if r and int(float(r[0])) <= last_iteration]
-    tmp = path.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="") as f:
+    with atomic_path(path) as tmp, tmp.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(keep)
-    tmp.replace(path)
     return header
 
 

@@ -5,17 +5,21 @@ same name and overrides, so a recurrent critic keeps its own memory. The recurre
 the whole policy is the flat tuple ``actor_state + critic_state`` (every tensor batch-first),
 which rollout storage keeps per environment and :func:`~urbanverse.nn.backbones.reset_rows`
 resets row by row. Actions are a diagonal Gaussian with a state-independent, learned
-log standard deviation; the environment clamps them to [-1, 1].
+log standard deviation; the environment clamps them to [-1, 1]. With
+``PolicyCfg.mup_base_width`` set, the policy trains under muP (``urbanverse.nn.mup``): its
+heads start at zero and :meth:`ActorCritic.optimizer_params` gives Adam per-group learning rates.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import torch
 from torch import nn
 
 from urbanverse.nn.backbones import State, make_backbone, reset_rows
+from urbanverse.nn.mup import MUP_WIDTH_FIELDS, backbone_width, mup_param_groups, with_width
 
 
 class RunningNorm(nn.Module):
@@ -64,10 +68,43 @@ class PolicyCfg:
     """Standardise observations with running statistics gathered during rollouts."""
     obs_clip: float = 10.0
     """Clip normalised observations to +- this."""
+    mup_base_width: int | None = None
+    """Train under the maximal-update parameterisation (muP) relative to this backbone width (its
+    ``hidden`` or ``d_model``), so learning rates tuned at the base width carry over to wider
+    backbones; None (default): standard parameterisation. Under muP every Linear weight whose
+    fan-in grows with the width (hidden matrices and both heads) gets Adam learning rate
+    ``learning_rate * base / width``, the rest ``learning_rate``; both heads start at zero; the
+    backbones keep their init (its variance is already ``1 / fan_in``). Backbones: mlp,
+    ultramem, gla, sse, sse-h. ``--set policy.mup_base_width=64``."""
 
     def __post_init__(self) -> None:
         if self.init_noise_std <= 0 or self.obs_clip <= 0:
             raise ValueError("PolicyCfg: need init_noise_std > 0 and obs_clip > 0")
+        if self.mup_base_width is not None:
+            if self.mup_base_width < 1:
+                raise ValueError(f"PolicyCfg.mup_base_width must be >= 1 or null, got {self.mup_base_width}")
+            if self.backbone not in MUP_WIDTH_FIELDS:
+                raise ValueError(
+                    f"PolicyCfg.mup_base_width: muP covers the backbones {', '.join(MUP_WIDTH_FIELDS)}, "
+                    f"not {self.backbone!r}"
+                )
+
+    @property
+    def mup(self) -> bool:
+        """Whether the policy trains under muP."""
+        return self.mup_base_width is not None
+
+    def at_base_width(self) -> PolicyCfg:
+        """This config with the backbone at ``mup_base_width`` (the muP base model's shapes)."""
+        overrides = with_width(self.backbone, self.backbone_overrides, self.mup_base_width)
+        return dataclasses.replace(self, backbone_overrides=overrides)
+
+    @property
+    def width_mult(self) -> float:
+        """Backbone width over ``mup_base_width`` (1 without muP)."""
+        if not self.mup:
+            return 1.0
+        return backbone_width(self.backbone, self.backbone_overrides) / self.mup_base_width
 
 
 class ActorCritic(nn.Module):
@@ -84,11 +121,28 @@ class ActorCritic(nn.Module):
         self.log_std = nn.Parameter(
             torch.full((num_actions,), float(torch.log(torch.tensor(cfg.init_noise_std))))
         )
-        nn.init.orthogonal_(self.actor_head.weight, gain=0.01)
-        nn.init.zeros_(self.actor_head.bias)
-        nn.init.orthogonal_(self.critic_head.weight, gain=1.0)
-        nn.init.zeros_(self.critic_head.bias)
+        if cfg.mup:  # muP readouts start at zero
+            for head in (self.actor_head, self.critic_head):
+                nn.init.zeros_(head.weight)
+                nn.init.zeros_(head.bias)
+        else:
+            nn.init.orthogonal_(self.actor_head.weight, gain=0.01)
+            nn.init.zeros_(self.actor_head.bias)
+            nn.init.orthogonal_(self.critic_head.weight, gain=1.0)
+            nn.init.zeros_(self.critic_head.bias)
         self._n_actor_state = len(self.actor_backbone.initial_state(1, "cpu"))
+
+    def optimizer_params(self, lr: float) -> Iterator[nn.Parameter] | list[dict]:
+        """What Adam trains: all parameters at ``lr``, or under muP param groups with ``lr_mult``.
+
+        The muP groups compare every Linear's fan-in with a twin of this policy built at the
+        base width (under a forked RNG, so building it draws nothing from the run's stream).
+        """
+        if not self.cfg.mup:
+            return self.parameters()
+        with torch.random.fork_rng(devices=[]):
+            base = ActorCritic(self.num_obs, self.num_actions, self.cfg.at_base_width())
+        return mup_param_groups(self, base, lr)
 
     # ------------------------------------------------------------------ state
     @property

@@ -29,7 +29,8 @@ class PPOCfg:
     """
 
     learning_rate: float = 1e-4
-    """Initial Adam step size (adapted when ``schedule == "adaptive"``)."""
+    """Initial Adam step size (adapted when ``schedule == "adaptive"``); under muP
+    (``policy.mup_base_width``) the rate of width-independent parameters, scaled per group."""
     schedule: str = "adaptive"
     """``adaptive`` (KL-controlled learning rate) or ``fixed``."""
     desired_kl: float = 0.01
@@ -114,7 +115,7 @@ class PPO:
         self.learning_rate = cfg.learning_rate
         self.fixed_lr: float | None = None
         """The learning rate when set (by a late schedule: the QAT cooldown), overriding ``cfg.schedule``."""
-        self.optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate)
+        self.optimizer = torch.optim.Adam(policy.optimizer_params(cfg.learning_rate), lr=cfg.learning_rate)
         self.chunk_len = cfg.chunk_len if policy.is_recurrent else 1
         self.storage = RolloutStorage(
             num_steps,
@@ -193,8 +194,7 @@ class PPO:
         cfg, p = self.cfg, self.policy
         if self.fixed_lr is not None:
             self.learning_rate = self.fixed_lr
-            for group in self.optimizer.param_groups:
-                group["lr"] = self.learning_rate
+            self._apply_learning_rate()
         sums = {"loss/value": 0.0, "loss/surrogate": 0.0, "loss/entropy": 0.0, "loss/aux": 0.0}
         kls, clips, n = [], [], 0
         for mb in self.storage.minibatches(
@@ -223,8 +223,7 @@ class PPO:
                     self.learning_rate = max(cfg.min_lr, self.learning_rate / 1.5)
                 elif 0 < kls[-1] < cfg.desired_kl / 2:
                     self.learning_rate = min(cfg.max_lr, self.learning_rate * 1.5)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = self.learning_rate
+                self._apply_learning_rate()
             ratio = torch.exp(log_prob - mb.old_log_prob)
             surr = -torch.min(
                 mb.advantages * ratio,
@@ -276,8 +275,12 @@ class PPO:
         self.optimizer.load_state_dict(state["optimizer"])
         self.reward_norm.load_state_dict(state["reward_norm"])
         self.learning_rate = state["learning_rate"]
+        self._apply_learning_rate()
+
+    def _apply_learning_rate(self) -> None:
+        """Set every param group's rate to ``learning_rate`` times its muP ``lr_mult`` (1 without muP)."""
         for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate
+            group["lr"] = self.learning_rate * group.get("lr_mult", 1.0)
 
 
 class _NullContext:

@@ -18,7 +18,7 @@ import io
 import torch
 
 from urbanverse.nn.qat import QATCfg, export_int8, load_int8, prepare_qat
-from urbanverse.rl.evaluate import LoadedPolicy
+from urbanverse.rl.loaded_policy import LoadedPolicy, actor_act_fn
 from urbanverse.rl.policy import DeterministicActor
 from urbanverse.rl.runner import build_policy
 from urbanverse.rl.schedule import qat_enabled
@@ -26,17 +26,6 @@ from urbanverse.sim import NavVecEnv
 
 #: Seed offset of the calibration rollouts from the evaluation seed.
 CALIBRATION_SEED_OFFSET = 7919
-
-
-def actor_act_fn(actor: torch.nn.Module):
-    """``LoadedPolicy.act`` for a deterministic actor: ``(obs, state) -> (actions, next state)``."""
-
-    @torch.no_grad()
-    def act(obs: torch.Tensor, st: tuple) -> tuple[torch.Tensor, tuple]:
-        out = actor(obs, *st)
-        return (out[0], tuple(out[1:])) if isinstance(out, tuple) else (out, ())
-
-    return act
 
 
 def _calibrate(actor, loaded: LoadedPolicy, scenes: tuple[str, ...], steps: int, seed: int, device: str):

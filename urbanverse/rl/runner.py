@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from urbanverse.errors import InputError
+from urbanverse.records import atomic_path
 from urbanverse.rl.config import TrainCfg, load_cfg, save_cfg, to_dict
 from urbanverse.rl.logger import RunLogger
 from urbanverse.rl.policy import ActorCritic
@@ -40,13 +41,12 @@ def run_name(cfg: TrainCfg, when: datetime | None = None) -> str:
 
 
 def atomic_save(obj: object, path: Path) -> None:
-    """``torch.save`` to ``path`` through a temporary file, fsync and rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("wb") as f:
+    """``torch.save`` to ``path`` through a temporary file, synced to disk before the rename, so a crash
+    or power loss leaves the previous checkpoint or the new one, never a torn file."""
+    with atomic_path(path) as tmp, tmp.open("wb") as f:
         torch.save(obj, f)
         f.flush()
         os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 def resolve_checkpoint(path: Path) -> Path:

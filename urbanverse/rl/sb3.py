@@ -20,6 +20,7 @@ import torch
 
 from urbanverse.errors import InputError, require
 from urbanverse.rl.config import TrainCfg, load_cfg, save_cfg
+from urbanverse.rl.loaded_policy import LoadedPolicy
 from urbanverse.rl.logger import RunLogger
 from urbanverse.rl.runner import run_name
 from urbanverse.sim.metrics import METRIC_NAMES
@@ -167,11 +168,9 @@ class _ReturnInfo(_sb3.common.vec_env.VecEnvWrapper):
         return obs, rewards, dones, infos
 
 
-def load_sb3_policy(zip_path: Path, device: str = "cpu"):
+def load_sb3_policy(zip_path: Path, device: str = "cpu") -> LoadedPolicy:
     """A ``LoadedPolicy`` acting with an SB3 run's deterministic policy (observations normalised)."""
     from stable_baselines3 import PPO as SB3PPO
-
-    from urbanverse.rl.evaluate import LoadedPolicy
 
     run_dir = Path(zip_path).parent
     cfg = load_cfg(run_dir / "config.json")

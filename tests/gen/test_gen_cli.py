@@ -86,13 +86,13 @@ def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error
 ):
     """Detection runs on a second thread while the camera stage runs: its error still reaches the
     command line once both have stopped, and nothing either wrote is left behind."""
-    import urbanverse.gen.pipeline as pipeline
+    import urbanverse.gen.table as table
     from urbanverse.errors import InputError
 
     def broken(*_args, **_kwargs):
         raise InputError("detector broke")
 
-    monkeypatch.setattr(pipeline, "run_detection", broken)
+    monkeypatch.setattr(table, "run_detection", broken)
     out = tmp_path / "out"
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(out)])
     assert result.exit_code == 2 and "detector broke" in result.output
@@ -171,8 +171,8 @@ def test_an_image_pair_keeps_what_one_view_alone_sees(tmp_path):
 
 def test_a_swapped_detector_is_one_table_entry_and_reruns_only_what_reads_it(generated, tmp_path):
     """Swap gen's detection stage for one that sees nothing: the camera stage stays cached (it reads
-    no detections), the stages after detection rerun, and the scene keeps only the objects the dense
-    points alone show."""
+    no detections), the stages that read them, directly or not, rerun, and the scene keeps only the
+    objects the dense points alone show."""
     out = tmp_path / "scene"
     shutil.copytree(generated, out)
     (out / "work" / "manifest.json").write_text((generated / "work" / "manifest.json").read_text())
@@ -184,7 +184,7 @@ def test_a_swapped_detector_is_one_table_entry_and_reruns_only_what_reads_it(gen
     blind = dataclasses.replace(detect, run=sees_nothing, key_parts=lambda cfg: "sees nothing")
     report = run_gen(json.loads((generated / "report.json").read_text())["input"], out, GenCfg(),
                      stages=replace_stage(STAGES, blind))  # fmt: skip
-    assert {"01_video", "05_camera", "07_dense"} <= set(report.cached_stages)
+    assert {"01_video", "05_camera"} <= set(report.cached_stages)
     assert not {"02_detect", "03_track", "09_objects", "11_scene"} & set(report.cached_stages)
     assert report.counts["detections"] == 0 and report.counts["tracks"] == 0
     proposals = report.counts["objects_from_dense_points"] + report.counts["building_facades"]

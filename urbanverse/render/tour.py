@@ -9,9 +9,9 @@ millimetres, 0 = sky), ``instance/NNNNNN.png`` (uint16, object index + 1) and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.records import record, save_json
+from urbanverse.records import atomic_dir, record, save_json
 from urbanverse.render.augment import AugmentCfg, augment
 from urbanverse.render.raster import PinholeCamera, RasterOutput
 from urbanverse.render.scene_model import build_rasterizer, semantic_classes
@@ -179,52 +179,46 @@ def run_render_tour(
     poses = walk_poses(scene, route, cfg.seconds, cfg.fps, cfg.walk, rng)
     camera = cfg.camera
     out_video.parent.mkdir(parents=True, exist_ok=True)
-    partial_frames = None
-    if frames_dir is not None:
-        partial_frames = Path(frames_dir).with_name(Path(frames_dir).name + ".partial")
-        shutil.rmtree(partial_frames, ignore_errors=True)
-        for sub in ("rgb", "depth", "instance", "semantic"):
-            (partial_frames / sub).mkdir(parents=True)
-    frames = []
-    writer = Mp4Writer(out_video, cfg.fps, camera.width, camera.height)
-    try:
-        with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
-            for k, pose in enumerate(poses):
-                out = raster.render(camera, pose)
-                rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
-                writer.write(rgb)
-                if partial_frames is not None:
-                    _write_frame_images(partial_frames, k, rgb, out)
-                visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
-                frames.append(
-                    TourFrame(
-                        index=k,
-                        time_s=round(k / cfg.fps, 6),
-                        world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
-                        visible=visible,
-                    )
-                )
-                if progress:
-                    progress(k + 1, len(poses))
-    except BaseException:
-        writer.abort()
+    with contextlib.ExitStack() as stack:
+        partial_frames = None if frames_dir is None else stack.enter_context(atomic_dir(Path(frames_dir)))
         if partial_frames is not None:
-            shutil.rmtree(partial_frames, ignore_errors=True)
-        raise
-    gt = TourGroundTruth(
-        scene_dir=str(scene_dir),
-        scene_name=scene.name,
-        scene_sha256=hashlib.sha256((scene_dir / SCENE_FILE).read_bytes()).hexdigest(),
-        video=out_video.name,
-        fps=cfg.fps,
-        seed=cfg.seed,
-        intrinsics=Intrinsics(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)}),
-        semantic_classes={str(k): v for k, v in semantic_classes().items()},
-        frames=tuple(frames),
-    )
-    writer.close()
-    save_json(gt, gt_path_for(out_video))
-    if partial_frames is not None:
-        shutil.rmtree(frames_dir, ignore_errors=True)
-        partial_frames.rename(frames_dir)
+            for sub in ("rgb", "depth", "instance", "semantic"):
+                (partial_frames / sub).mkdir()
+        frames = []
+        writer = Mp4Writer(out_video, cfg.fps, camera.width, camera.height)
+        try:
+            with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
+                for k, pose in enumerate(poses):
+                    out = raster.render(camera, pose)
+                    rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
+                    writer.write(rgb)
+                    if partial_frames is not None:
+                        _write_frame_images(partial_frames, k, rgb, out)
+                    visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
+                    frames.append(
+                        TourFrame(
+                            index=k,
+                            time_s=round(k / cfg.fps, 6),
+                            world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
+                            visible=visible,
+                        )
+                    )
+                    if progress:
+                        progress(k + 1, len(poses))
+        except BaseException:
+            writer.abort()
+            raise
+        gt = TourGroundTruth(
+            scene_dir=str(scene_dir),
+            scene_name=scene.name,
+            scene_sha256=hashlib.sha256((scene_dir / SCENE_FILE).read_bytes()).hexdigest(),
+            video=out_video.name,
+            fps=cfg.fps,
+            seed=cfg.seed,
+            intrinsics=Intrinsics(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)}),
+            semantic_classes={str(k): v for k, v in semantic_classes().items()},
+            frames=tuple(frames),
+        )
+        writer.close()
+        save_json(gt, gt_path_for(out_video))
     return gt

@@ -19,13 +19,13 @@ import functools
 import hashlib
 import importlib.util
 import logging
-import os
 import warnings
 
 import numpy as np
 
 from urbanverse.paths import cache_dir
 from urbanverse.perception.models import embedder_weights
+from urbanverse.records import atomic_path
 from urbanverse.threads import torch_threads
 
 log = logging.getLogger(__name__)
@@ -61,11 +61,9 @@ def _cv_net():
         try:
             import torch
 
-            tmp = path.with_suffix(f".tmp{os.getpid()}.onnx")
-            with warnings.catch_warnings():  # the legacy exporter announces its own deprecation
-                warnings.simplefilter("ignore")
+            with atomic_path(path) as tmp, warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the legacy exporter announces its own deprecation
                 _export(torch, tmp)
-            tmp.replace(path)
         except Exception as exc:  # the legacy exporter may be missing in a future torch
             log.warning("ONNX export of the appearance embedder failed (%s); using torch", exc)
             return None

@@ -12,7 +12,7 @@ import pytest
 from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.ground import GroundCfg, run_ground
-from urbanverse.perception.records import FrameDetections
+from urbanverse.perception.record import FrameDetections
 from urbanverse.recon.depth import DepthParams, dense_cloud
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     Detection,
     FrameDetection,
     FrameDetections,

@@ -37,7 +37,7 @@ from urbanverse.layout.proposals import ProposalCfg, is_green
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import DetectionCfg, run_detection
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     DETECTIONS_FILE,
     TRACKS_FILE,
     FrameDetections,

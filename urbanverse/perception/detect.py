@@ -49,7 +49,7 @@ from urbanverse.perception.crop_classifier import crop as look_crop
 from urbanverse.perception.frames import FrameInput, crop, iter_frames
 from urbanverse.perception.labels import LabelMatch, map_label
 from urbanverse.perception.poles import PoleCfg, find_strips, poles_from_strips
-from urbanverse.perception.records import Detection, FrameDetection, FrameDetections, encode_rle
+from urbanverse.perception.record import Detection, FrameDetection, FrameDetections, encode_rle
 from urbanverse.perception.vegetation import VegetationCfg, attach_trunks, detect_vegetation
 
 log = logging.getLogger(__name__)

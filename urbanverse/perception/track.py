@@ -38,7 +38,7 @@ from urbanverse.assets.taxonomy import TAXONOMY
 from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.boxes import iou_matrix
 from urbanverse.perception.frames import FrameInput, check_frames, crop, read_rgb
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     Detection,
     FrameDetections,
     Track,

@@ -60,6 +60,9 @@ class VisibleObject:
 
 @record
 class TourFrame:
+    """One rendered frame: its ``index``, time ``time_s`` (s from the start), camera pose (16 numbers,
+    see ``CAMERA_CONVENTION``) and the objects visible in it."""
+
     index: int
     time_s: float
     world_from_camera: tuple[float, ...]
@@ -88,16 +91,23 @@ class TourCfg:
     """A tour's length, image and look."""
 
     seconds: float = 30.0
+    """Length of the tour (s of video)."""
     fps: float = 10.0
+    """Frames per second of the video (and of the ground truth)."""
     width: int = 960
+    """Image width (px, even: H.264 needs it)."""
     height: int = 540
+    """Image height (px, even)."""
     hfov_deg: float = 70.0
     """Horizontal field of view (degrees); square pixels, centred principal point."""
     shadows: bool = True
+    """Render sun shadows (shadow mapping): slower, but closer to real footage."""
     seed: int = 0
+    """Seed of the route and of the augmentation: the same seed gives the same tour."""
     min_visible_pixels: int = 30
     """Objects with fewer visible pixels are left out of a frame's ``visible`` list."""
     walk: WalkCfg = dataclasses.field(default_factory=WalkCfg)
+    """The pedestrian's route and camera motion."""
     augment: AugmentCfg | None = None
     """Image noise, blur, exposure and colour jitter (applied to the video, not the id images)."""
 

@@ -27,7 +27,7 @@ class Mp4Writer:
         self._stream.width, self._stream.height = width, height
         self._stream.pix_fmt = "yuv420p"
         # x264's macroblock-tree rate control gives different bytes run to run on the same frames
-        # (measured with PyAV 18 / x264 core 165); without it the same tour encodes to the same file.
+        # (seen with PyAV 18 / x264 core 165); without it the same tour encodes to the same file.
         self._stream.options = {"crf": str(crf), "preset": "veryfast", "x264-params": "mbtree=0"}
         self._av = av
 

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.records import atomic_dir, record, save_json
+from urbanverse.records import atomic_dir, atomic_path, record, save_json
 from urbanverse.render.augment import AugmentCfg, augment
 from urbanverse.render.raster import PinholeCamera, RasterOutput
 from urbanverse.render.scene_model import build_rasterizer, semantic_classes
@@ -169,6 +169,40 @@ def gt_path_for(video: Path) -> Path:
     return video.with_name(f"{video.stem}_gt.json")
 
 
+def _render_frames(
+    scene: Scene,
+    scene_dir: Path,
+    poses: np.ndarray,
+    cfg: TourCfg,
+    rng: np.random.Generator,
+    writer: Mp4Writer,
+    frames_dir: Path | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[TourFrame]:
+    """Render every pose into ``writer`` (and ``frames_dir``, when given); the frames' ground truth."""
+    camera = cfg.camera
+    frames = []
+    with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
+        for k, pose in enumerate(poses):
+            out = raster.render(camera, pose)
+            rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
+            writer.write(rgb)
+            if frames_dir is not None:
+                _write_frame_images(frames_dir, k, rgb, out)
+            visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
+            frames.append(
+                TourFrame(
+                    index=k,
+                    time_s=round(k / cfg.fps, 6),
+                    world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
+                    visible=visible,
+                )
+            )
+            if progress:
+                progress(k + 1, len(poses))
+    return frames
+
+
 def run_render_tour(
     scene_dir: Path,
     out_video: Path,
@@ -194,30 +228,14 @@ def run_render_tour(
         if partial_frames is not None:
             for sub in ("rgb", "depth", "instance", "semantic"):
                 (partial_frames / sub).mkdir()
-        frames = []
-        writer = Mp4Writer(out_video, cfg.fps, camera.width, camera.height)
-        try:
-            with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
-                for k, pose in enumerate(poses):
-                    out = raster.render(camera, pose)
-                    rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
-                    writer.write(rgb)
-                    if partial_frames is not None:
-                        _write_frame_images(partial_frames, k, rgb, out)
-                    visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
-                    frames.append(
-                        TourFrame(
-                            index=k,
-                            time_s=round(k / cfg.fps, 6),
-                            world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
-                            visible=visible,
-                        )
-                    )
-                    if progress:
-                        progress(k + 1, len(poses))
-        except BaseException:
-            writer.abort()
-            raise
+        with atomic_path(out_video) as partial_video:
+            writer = Mp4Writer(partial_video, cfg.fps, camera.width, camera.height)
+            try:
+                frames = _render_frames(scene, scene_dir, poses, cfg, rng, writer, partial_frames, progress)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.close()
         gt = TourGroundTruth(
             scene_dir=str(scene_dir),
             scene_name=scene.name,
@@ -229,6 +247,5 @@ def run_render_tour(
             semantic_classes={str(k): v for k, v in semantic_classes().items()},
             frames=tuple(frames),
         )
-        writer.close()
         save_json(gt, gt_path_for(out_video))
     return gt

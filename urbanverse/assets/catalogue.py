@@ -2,8 +2,9 @@
 
 ``build_catalogue`` measures and annotates every asset (parts are built in memory, never
 written) on a process pool and fills the store; ``materialize`` writes an asset's folder
-(visual and collision GLB, ``asset.json``) into a content-addressed cache the first time it is
-needed. Nothing generated is committed: the cache can be deleted at any time.
+(visual and collision GLB, thumbnail drawn by the caller's renderer, ``asset.json``) into a
+content-addressed cache the first time it is needed. Nothing generated is committed: the cache can
+be deleted at any time.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ def main() -> None:
     from urbanverse.assets.embed import embed_texts
     from urbanverse.assets.ingest import IngestCfg, ingest
     from urbanverse.assets.store import AssetStore, SearchFilter
+    from urbanverse.render.thumbnail import library_thumbnail
 
     embed_texts(["warm up the text model"])  # model load is a one-off, not part of the build figure
     store = AssetStore(work / "library")
@@ -56,7 +57,7 @@ def main() -> None:
     for uid in uids:
         asset = store.get(uid)
         t = time.perf_counter()
-        materialize(asset)
+        materialize(asset, thumbnail=library_thumbnail)
         mesh_times.append(time.perf_counter() - t)
 
     categories = sorted(store.count_by("l3"))
@@ -80,11 +81,13 @@ def main() -> None:
     ingest_dir = work / "ingest"
     ingest_dir.mkdir()
     for i, uid in enumerate(uids):
-        folder = materialize(store.get(uid))
+        folder = materialize(store.get(uid), thumbnail=library_thumbnail)
         (ingest_dir / f"mesh_{i:03d}.glb").write_bytes((folder / "visual.glb").read_bytes())
     target = AssetStore(work / "ingested_library")
     t = time.perf_counter()
-    accepted, rejected = ingest([ingest_dir], target, IngestCfg(category="bench"))
+    accepted, rejected = ingest(
+        [ingest_dir], target, IngestCfg(category="bench"), thumbnail=library_thumbnail
+    )
     ingest_s = time.perf_counter() - t
 
     mesh_p50 = _percentile_ms(mesh_times, 50)

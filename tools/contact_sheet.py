@@ -1,6 +1,6 @@
 """Render a PNG contact sheet with one asset per procedural generator, and time the generators.
 
-Tiles are the library's thumbnails (``urbanverse.assets.thumbnail``), each labelled with the
+Tiles are the library's thumbnails (``urbanverse.render.thumbnail``), each labelled with the
 generator, L3 class, and length x width x height in metres.
 
 Usage: python tools/contact_sheet.py [-o out/contact_sheet.png] [--seed 0] [--only bench]
@@ -18,7 +18,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from urbanverse.assets.generators import GENERATORS, Generator
-from urbanverse.assets.thumbnail import render_thumbnail
+from urbanverse.render.thumbnail import render_thumbnail
 
 TILE = 256  # px, final tile size
 LABEL_H = 34  # px under each tile

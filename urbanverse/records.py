@@ -11,6 +11,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,6 +119,25 @@ def atomic_path(path: Path) -> Iterator[Path]:
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_dir(path: Path) -> Iterator[Path]:
+    """Yield an empty hidden folder beside ``path``; on success it replaces ``path`` (removed first if any).
+
+    On any exception the temporary folder is removed, so a reader never sees a half-written folder. Its
+    name is fixed (``.<name>.partial``), so what a killed writer left behind is cleared by the next one.
+    """
+    path = Path(path)
+    tmp_dir = path.with_name(f".{path.name}.partial")
+    shutil.rmtree(tmp_dir, ignore_errors=True)
+    tmp_dir.mkdir(parents=True)
+    try:
+        yield tmp_dir
+        shutil.rmtree(path, ignore_errors=True)
+        tmp_dir.rename(path)
+    finally:
+        shutil.rmtree(tmp_dir, ignore_errors=True)
 
 
 def save_json(data: Any, path: Path) -> None:

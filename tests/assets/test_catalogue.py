@@ -14,6 +14,7 @@ from urbanverse.assets.catalogue import (
 from urbanverse.assets.generators import GENERATORS
 from urbanverse.assets.record import load_asset, load_collision_parts, load_visual_parts
 from urbanverse.assets.taxonomy import TAXONOMY
+from urbanverse.render.thumbnail import library_thumbnail
 
 
 def test_entries_cover_every_generator_and_round_trip():
@@ -37,10 +38,10 @@ def test_records_are_deterministic_and_plausible():
 
 def test_materialize_writes_once_to_the_cache(tmp_path):
     asset = record_of(catalogue_entries(1)[0])
-    folder = materialize(asset, tmp_path)
+    folder = materialize(asset, tmp_path, thumbnail=library_thumbnail)
     assert load_asset(folder) == asset
     stamp = (folder / "asset.json").stat().st_mtime_ns
-    assert materialize(asset, tmp_path) == folder
+    assert materialize(asset, tmp_path, thumbnail=library_thumbnail) == folder
     assert (folder / "asset.json").stat().st_mtime_ns == stamp
     parts = load_collision_parts(folder, asset)
     assert all(p.is_convex for p in parts)

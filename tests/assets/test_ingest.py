@@ -13,6 +13,7 @@ from pxr import Usd, UsdGeom, Vt
 from urbanverse.assets.ingest import IngestCfg, ingest
 from urbanverse.assets.record import load_asset, load_collision_parts
 from urbanverse.assets.store import AssetStore
+from urbanverse.render.thumbnail import library_thumbnail
 
 
 def _y_up(mesh: trimesh.Trimesh) -> trimesh.Trimesh:
@@ -69,7 +70,9 @@ def files(tmp_path):
 
 def test_batch_keeps_good_files_and_rejects_bad_ones(files, tmp_path):
     with AssetStore(tmp_path / "lib") as store:
-        accepted, rejected = ingest([files], store, IngestCfg(category="bollard"))
+        accepted, rejected = ingest(
+            [files], store, IngestCfg(category="bollard"), thumbnail=library_thumbnail
+        )
         assert len(store) == len(accepted) == 4
     reasons = {r.path.name: r.reason for r in rejected}
     assert set(reasons) == {"tower.stl", "cloud.ply", "corrupt.glb", "empty.obj"}
@@ -80,7 +83,7 @@ def test_batch_keeps_good_files_and_rejects_bad_ones(files, tmp_path):
 
 def test_normalised_z_up_base_at_zero(files, tmp_path):
     with AssetStore(tmp_path / "lib") as store:
-        accepted, _ = ingest([files / "post.glb"], store)
+        accepted, _ = ingest([files / "post.glb"], store, thumbnail=library_thumbnail)
         (post,) = accepted
         assert post.height == pytest.approx(1.2) and post.length == pytest.approx(0.3)
         folder = store.root / "ingested" / post.uid
@@ -92,7 +95,7 @@ def test_normalised_z_up_base_at_zero(files, tmp_path):
 
 def test_urbanverse_pair_keeps_annotations(files, tmp_path):
     with AssetStore(tmp_path / "lib") as store:
-        (bench,), _ = ingest([files / "std_abc123.glb"], store)
+        (bench,), _ = ingest([files / "std_abc123.glb"], store, thumbnail=library_thumbnail)
         assert store.get("abc123") == bench
     assert bench.uid == "abc123" and bench.category == "bench"
     assert bench.height == pytest.approx(0.45)  # scaled from centimetres by the annotated height
@@ -106,5 +109,5 @@ def test_urbanverse_pair_keeps_annotations(files, tmp_path):
 
 def test_usd_input(files, tmp_path):
     with AssetStore(tmp_path / "lib") as store:
-        (slab,), _ = ingest([files / "slab.usda"], store)
+        (slab,), _ = ingest([files / "slab.usda"], store, thumbnail=library_thumbnail)
     assert (slab.length, slab.width, slab.height) == pytest.approx((2.0, 1.0, 0.2))

@@ -18,7 +18,7 @@ from urbanverse.gen.config import GenCfg
 from urbanverse.gen.pipeline import run_gen
 from urbanverse.gen.stages import replace_stage
 from urbanverse.gen.table import STAGES
-from urbanverse.perception.records import FrameDetections
+from urbanverse.perception.record import FrameDetections
 from urbanverse.scene.record import load_scene
 
 runner = CliRunner()

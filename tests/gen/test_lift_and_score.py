@@ -41,7 +41,7 @@ from urbanverse.layout.lift import (
     run_lifting,
     tree_class_from_shape,
 )
-from urbanverse.perception.records import encode_rle
+from urbanverse.perception.record import encode_rle
 from urbanverse.recon.geometry import pixel_to_ground
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.render.walk import WalkCfg

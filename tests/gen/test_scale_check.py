@@ -14,7 +14,7 @@ from tests.conftest import EXAMPLE_SCENE
 from urbanverse.bench.oracle import oracle_detections, oracle_reconstruction, oracle_tracks
 from urbanverse.layout.lift import LiftCfg
 from urbanverse.layout.scale_check import SizeScale, scale_warning, size_scale
-from urbanverse.perception.records import encode_rle
+from urbanverse.perception.record import encode_rle
 from urbanverse.recon.geometry import rescale
 from urbanverse.render.tour import TourCfg, run_render_tour
 from urbanverse.video.stage import VideoCfg, run_video

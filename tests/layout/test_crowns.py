@@ -15,7 +15,7 @@ from tests.video.synth import Street, camera_path, street_reconstruction
 from urbanverse.layout.crowns import CrownCfg, place_by_crowns
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.layout.proposals import is_green
-from urbanverse.perception.records import Track, TrackObservation, Tracks
+from urbanverse.perception.record import Track, TrackObservation, Tracks
 from urbanverse.recon.geometry import project
 
 STREET = Street(width=480, height_px=270)

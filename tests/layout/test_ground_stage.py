@@ -13,7 +13,7 @@ from tests.layout.test_offplane import STREET
 from tests.video.synth import StreetRenderer, camera_path, street_reconstruction
 from urbanverse.layout.ground import run_ground
 from urbanverse.layout.ground_cfg import GroundCfg
-from urbanverse.perception.records import FrameDetections
+from urbanverse.perception.record import FrameDetections
 from urbanverse.recon.depth import DenseCfg, dense_cloud
 
 

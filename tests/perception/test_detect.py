@@ -12,7 +12,7 @@ from tests.perception.conftest import OPENCV_DATA, box_iou, street_image
 from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.detect import DetectionCfg, run_detection
 from urbanverse.perception.labels import map_label
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     FrameDetections,
     decode_rle,
     encode_rle,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     Detection,
     FrameDetection,
     FrameDetections,

@@ -134,7 +134,7 @@ def test_thumbnails_render_from_worker_threads():
     from concurrent.futures import ThreadPoolExecutor
 
     from urbanverse.assets.catalogue import build_parts, catalogue_entries
-    from urbanverse.assets.thumbnail import render_thumbnail
+    from urbanverse.render.thumbnail import render_thumbnail
 
     parts = build_parts(catalogue_entries(4)[1])[1]
     images = [np.asarray(render_thumbnail(parts, 64))]

@@ -2,8 +2,9 @@
 
 ``build_catalogue`` measures and annotates every asset (parts are built in memory, never
 written) on a process pool and fills the store; ``materialize`` writes an asset's folder
-(visual and collision GLB, ``asset.json``) into a content-addressed cache the first time it is
-needed. Nothing generated is committed: the cache can be deleted at any time.
+(visual and collision GLB, thumbnail drawn by the caller's renderer, ``asset.json``) into a
+content-addressed cache the first time it is needed. Nothing generated is committed: the cache can
+be deleted at any time.
 """
 
 from __future__ import annotations
@@ -24,15 +25,16 @@ from urbanverse.assets.generators import GENERATORS, get_generator
 from urbanverse.assets.generators.base import Part
 from urbanverse.assets.record import (
     ASSET_FILE,
+    THUMBNAIL_FILE,
     Asset,
     AssetSource,
+    ThumbnailRenderer,
     load_asset,
     load_collision_parts,
     save_asset,
 )
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import get_class
-from urbanverse.assets.thumbnail import THUMBNAIL_FILE, THUMBNAIL_SIZE, render_thumbnail
 from urbanverse.paths import cache_dir
 
 DEFAULT_SIZE = 100_000
@@ -140,24 +142,31 @@ def cache_key(asset: Asset) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
-def materialize(asset: Asset, root: Path | None = None) -> Path:
-    """The asset's folder in the mesh cache, generating it on first use (atomic: json written last)."""
+def materialize(asset: Asset, root: Path | None = None, *, thumbnail: ThumbnailRenderer) -> Path:
+    """The asset's folder in the mesh cache, generating it on first use (atomic: json written last).
+
+    ``thumbnail`` draws the folder's ``thumbnail.png`` from the parts (see ``ThumbnailRenderer``)."""
     folder = (root or cache_dir("meshes")) / cache_key(asset)
     if (folder / ASSET_FILE).is_file() and load_asset(folder).uid == asset.uid:
         return folder
     entry = entry_of(asset.uid)
     _, parts = build_parts(entry)
     folder.mkdir(parents=True, exist_ok=True)
-    render_thumbnail(parts, THUMBNAIL_SIZE).save(folder / THUMBNAIL_FILE)
+    thumbnail(parts).save(folder / THUMBNAIL_FILE)
     save_asset(asset, folder, parts, [p.mesh for p in parts])
     return folder
 
 
-def asset_folder(asset: Asset, library_root: Path) -> Path:
-    """The folder holding the asset's meshes: the ingested copy, or the generated one (made on first use)."""
+def _ingested_folder(asset: Asset, library_root: Path) -> Path:
+    return Path(library_root) / "ingested" / asset.uid
+
+
+def asset_folder(asset: Asset, library_root: Path, *, thumbnail: ThumbnailRenderer) -> Path:
+    """The folder holding the asset's meshes: the ingested copy, or the generated one (made on first use,
+    with ``thumbnail`` drawing its thumbnail)."""
     if asset.source.kind == "ingested":
-        return Path(library_root) / "ingested" / asset.uid
-    return materialize(asset)
+        return _ingested_folder(asset, library_root)
+    return materialize(asset, thumbnail=thumbnail)
 
 
 def asset_parts(asset: Asset, library_root: Path) -> list[Part]:
@@ -165,7 +174,7 @@ def asset_parts(asset: Asset, library_root: Path) -> list[Part]:
     read from the collision file for ingested ones (material: the asset's main material)."""
     if asset.source.kind == "procedural":
         return build_parts(entry_of(asset.uid))[1]
-    folder = asset_folder(asset, library_root)
+    folder = _ingested_folder(asset, library_root)
     material = asset.materials[0] if asset.materials else "plastic"
     return [
         Part(f"part_{i:03d}", m, material, (0.5, 0.5, 0.5))

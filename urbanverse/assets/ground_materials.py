@@ -42,6 +42,7 @@ from urbanverse.assets.textures import (
 )
 from urbanverse.errors import InputError
 from urbanverse.paths import cache_dir
+from urbanverse.records import atomic_path
 
 #: Bump when a recipe changes its output, so cached maps are rebuilt.
 RECIPE_VERSION = 2
@@ -309,15 +310,14 @@ def ground_material(name: str, size: int = DEFAULT_SIZE) -> GroundMaterial:
         for key, image in maps.items():
             save_png(folder / f"{key}.png", image)
         albedo = srgb_to_linear(maps["base_color"] / 255.0)
-        tmp = folder / "descriptor.tmp.npz"
-        np.savez(
-            tmp,
-            color_hist=color_histogram(maps["base_color"][::2, ::2]),
-            texture_hist=texture_descriptor(_gray(maps["base_color"])),
-            base_color=albedo.reshape(-1, 3).mean(0),
-            roughness=np.float64(maps["roughness"].mean() / 255.0),
-        )
-        tmp.replace(desc_path)
+        with atomic_path(desc_path) as tmp:
+            np.savez(
+                tmp,
+                color_hist=color_histogram(maps["base_color"][::2, ::2]),
+                texture_hist=texture_descriptor(_gray(maps["base_color"])),
+                base_color=albedo.reshape(-1, 3).mean(0),
+                roughness=np.float64(maps["roughness"].mean() / 255.0),
+            )
     with np.load(desc_path) as d:
         return GroundMaterial(
             name=spec.name,

@@ -23,10 +23,16 @@ from scipy.spatial import ConvexHull, QhullError
 from urbanverse.assets.annotate import GRAVITY, annotate
 from urbanverse.assets.generators.base import Part
 from urbanverse.assets.material_table import MATERIALS
-from urbanverse.assets.record import Asset, AssetSource, VisualPart, save_asset
+from urbanverse.assets.record import (
+    THUMBNAIL_FILE,
+    Asset,
+    AssetSource,
+    ThumbnailRenderer,
+    VisualPart,
+    save_asset,
+)
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
-from urbanverse.assets.thumbnail import THUMBNAIL_FILE, THUMBNAIL_SIZE, render_thumbnail
 
 MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
 MAX_PARTS = 32
@@ -242,8 +248,10 @@ def _overlay(asset: Asset, annotation: dict) -> Asset:
     return dataclasses.replace(asset, **changes, value_origin=origin)
 
 
-def ingest_file(path: Path, out_root: Path, cfg: IngestCfg) -> Asset:
-    """Ingest one file into ``out_root/<uid>/``; raises ``RejectedFile`` with the reason to reject it."""
+def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: ThumbnailRenderer) -> Asset:
+    """Ingest one file into ``out_root/<uid>/``; raises ``RejectedFile`` with the reason to reject it.
+
+    ``thumbnail`` draws the folder's ``thumbnail.png`` from the visual mesh (see ``ThumbnailRenderer``)."""
     if not path.is_file():
         raise RejectedFile("file not found")
     if path.suffix.lower() not in MESH_SUFFIXES:
@@ -291,20 +299,27 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg) -> Asset:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / asset.visual_mesh).write_bytes(scene.export(file_type="glb"))
     visual = [VisualPart("visual", merged, colour)]
-    render_thumbnail(visual, THUMBNAIL_SIZE).save(folder / THUMBNAIL_FILE)
+    thumbnail(visual).save(folder / THUMBNAIL_FILE)
     save_asset(asset, folder, None, [p.mesh for p in parts])
     return asset
 
 
 def ingest(
-    paths: list[Path], store: AssetStore, cfg: IngestCfg | None = None, progress=None
+    paths: list[Path],
+    store: AssetStore,
+    cfg: IngestCfg | None = None,
+    progress=None,
+    *,
+    thumbnail: ThumbnailRenderer,
 ) -> tuple[list[Asset], list[Rejected]]:
-    """Ingest every mesh file under ``paths``; accepted assets enter ``store`` in one transaction."""
+    """Ingest every mesh file under ``paths``; accepted assets enter ``store`` in one transaction.
+
+    ``thumbnail`` draws each asset's thumbnail (see ``ThumbnailRenderer``)."""
     cfg = cfg or IngestCfg()
     accepted, rejected = [], []
     for path in find_mesh_files([Path(p) for p in paths]):
         try:
-            accepted.append(ingest_file(path, store.root / "ingested", cfg))
+            accepted.append(ingest_file(path, store.root / "ingested", cfg, thumbnail=thumbnail))
         except RejectedFile as exc:
             rejected.append(Rejected(path, str(exc)))
         if progress:

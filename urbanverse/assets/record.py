@@ -1,16 +1,17 @@
 """The Asset record and the asset folder on disk.
 
 An asset folder holds ``asset.json`` (this record), the visual mesh (GLB, one node per
-coloured part) and the collision parts (GLB, one node per convex piece), all in the
+coloured part), the collision parts (GLB, one node per convex piece) and a PNG thumbnail, all in the
 asset's own frame: metres, Z-up, front along +X, base at z = 0, centred in x and y.
 Field names follow UrbanVerse-100K ``std_<uid>.json`` where they exist.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import trimesh
@@ -18,8 +19,19 @@ import trimesh
 from urbanverse.errors import InputError
 from urbanverse.records import Vec3, load_record, record, save_json
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 ASSET_SCHEMA_VERSION = 1
 ASSET_FILE = "asset.json"
+THUMBNAIL_FILE = "thumbnail.png"
+#: Library thumbnails are this many pixels square.
+THUMBNAIL_SIZE = 128
+
+#: Draws an asset's coloured parts (each with ``mesh`` and linear ``rgb``, in the asset frame) as a
+#: ``THUMBNAIL_SIZE`` square image. The caller passes ``urbanverse.render.thumbnail.library_thumbnail``:
+#: the library sits below the renderer, so it cannot draw by itself.
+ThumbnailRenderer = Callable[[Sequence], "Image.Image"]
 
 #: How a physical value was obtained: computed from geometry, looked up from a material
 #: table, or read from an annotation file.

@@ -53,6 +53,7 @@ from urbanverse.assets.textures import (
 )
 from urbanverse.errors import InputError
 from urbanverse.paths import cache_dir
+from urbanverse.records import atomic_path
 
 #: Bump when the model changes its output, so cached maps are rebuilt.
 MODEL_VERSION = 2
@@ -396,25 +397,23 @@ def sky_map(name: str, width: int = DEFAULT_WIDTH) -> SkyMap:
         mean_lum = _mean_luminance(np.minimum(radiance, _clamp_level(radiance)))
         image = tone_map(radiance, mean_lum)
         save_png(folder / "sky.png", image)
-        tmp = folder / "sky.tmp.hdr"
         hdr = np.minimum(radiance / mean_lum, SUN_CLAMP).astype(np.float32)
-        if not cv2.imwrite(str(tmp), np.ascontiguousarray(hdr[..., ::-1])):  # OpenCV writes BGR
-            raise OSError(f"could not write {tmp}")
-        tmp.replace(folder / "sky.hdr")
+        with atomic_path(folder / "sky.hdr") as tmp:
+            if not cv2.imwrite(str(tmp), np.ascontiguousarray(hdr[..., ::-1])):  # OpenCV writes BGR
+                raise OSError(f"could not write {tmp}")
         h = image.shape[0]
         display = srgb_to_linear(image / 255.0)
         weights = _solid_angle_weights(h, *HIST_ELEVATION_DEG)[:, None] * np.ones(width)
         ref_mean, ref_sun = _reference()
-        tmp = folder / "meta.tmp.npz"
-        np.savez(
-            tmp,
-            hist=hsv_histogram(image, weights),
-            zenith=display[: max(h // 18, 1)].reshape(-1, 3).mean(0),
-            horizon=display[h // 2 - max(h // 60, 1) : h // 2].reshape(-1, 3).mean(0),
-            intensity=np.float64(REFERENCE_INTENSITY * mean_lum / ref_mean),
-            sun_intensity=np.float64(REFERENCE_SUN_INTENSITY * sun_lux / ref_sun),
-        )
-        tmp.replace(meta_path)
+        with atomic_path(meta_path) as tmp:
+            np.savez(
+                tmp,
+                hist=hsv_histogram(image, weights),
+                zenith=display[: max(h // 18, 1)].reshape(-1, 3).mean(0),
+                horizon=display[h // 2 - max(h // 60, 1) : h // 2].reshape(-1, 3).mean(0),
+                intensity=np.float64(REFERENCE_INTENSITY * mean_lum / ref_mean),
+                sun_intensity=np.float64(REFERENCE_SUN_INTENSITY * sun_lux / ref_sun),
+            )
     with np.load(meta_path) as m:
         return SkyMap(
             name=spec.name,

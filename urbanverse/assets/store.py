@@ -27,7 +27,7 @@ import numpy as np
 from urbanverse.assets.embed import EMBED_DIM, embed_texts
 from urbanverse.assets.record import Asset
 from urbanverse.errors import InputError
-from urbanverse.records import parse_record, record_to_dict
+from urbanverse.records import atomic_path, parse_record, record_to_dict
 
 DB_FILE = "assets.sqlite"
 INDEX_FILE = "texts.hnsw"
@@ -260,9 +260,8 @@ class AssetStore:
             rows = rows.fetchall()
             vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(-1, EMBED_DIM)
             index.add_items(vectors, np.array([r[0] for r in rows]))
-            tmp = path.with_suffix(".tmp")
-            index.save_index(str(tmp))
-            tmp.replace(path)
+            with atomic_path(path) as tmp:
+                index.save_index(str(tmp))
             meta.write_text(json.dumps({"texts": n_texts}))
         index.set_ef(64)
         self._index, self._index_count = index, n_texts

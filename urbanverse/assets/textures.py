@@ -21,6 +21,7 @@ from PIL import Image
 from scipy.special import ndtri
 
 from urbanverse.colour import srgb8_to_lab
+from urbanverse.records import atomic_path
 
 # --------------------------------------------------------------------------- colour
 
@@ -390,8 +391,6 @@ def height_to_normal(height_m: np.ndarray, pixel_m: float) -> np.ndarray:
 
 
 def save_png(path: Path, array: np.ndarray) -> None:
-    """Write a uint8 ``(H, W)`` or ``(H, W, 3)`` array as PNG (deterministic bytes) via a temporary name."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    Image.fromarray(array).save(tmp, format="PNG", compress_level=1)
-    tmp.replace(path)
+    """Write a uint8 ``(H, W)`` or ``(H, W, 3)`` array as PNG (deterministic bytes), atomically."""
+    with atomic_path(Path(path)) as tmp:
+        Image.fromarray(array).save(tmp, format="PNG", compress_level=1)

@@ -19,11 +19,18 @@ class VerifyCfg:
     """Drop test settings: simulated seconds, release height (m) and failure thresholds (deg, m)."""
 
     duration_s: float = 2.0
+    """Simulated time after release (s): long enough for a tipping asset to fall."""
     timestep_s: float = 0.002
+    """MuJoCo time step (s)."""
     drop_height_m: float = 0.005
+    """Height of the asset's base above the ground at release (m): just clear, so it lands without
+    starting in contact."""
     tilt_tol_deg: float = 20.0
+    """A final tilt above this (degrees from upright) means the asset fell over."""
     slide_tol_m: float = 0.10
+    """Horizontal travel above this (m) means it slid or rolled away."""
     bounce_tol_m: float = 0.05
+    """A rise above its release height beyond this (m) means it bounced or was thrown off."""
 
 
 @dataclass

@@ -16,7 +16,7 @@ import numpy as np
 
 from urbanverse.gen.stages import Stage, Store, replace_stage
 from urbanverse.gen.table import STAGES, CameraModel
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     TRACKS_FILE,
     Detection,
     FrameDetection,

@@ -164,13 +164,14 @@ def export_command(
     from urbanverse.assets.catalogue import asset_folder
     from urbanverse.assets.record import load_visual_parts
     from urbanverse.records import atomic_path
+    from urbanverse.render.thumbnail import library_thumbnail
     from urbanverse.scene.usd_writer import write_asset_usd
 
     if fmt not in ("glb", "usd", "obj"):
         raise InputError(f"--format: expected glb, usd or obj, got {fmt!r}")
     with _open_store(library) as store:
         asset = store.get(uid)
-        folder = asset_folder(asset, store.root)
+        folder = asset_folder(asset, store.root, thumbnail=library_thumbnail)
     out = out or Path(f"{uid}.{'usda' if fmt == 'usd' else fmt}")
     with atomic_path(out) as tmp:
         if fmt == "glb":
@@ -242,6 +243,7 @@ def ingest_command(
 
     from urbanverse.assets.ingest import IngestCfg, ingest
     from urbanverse.assets.material_table import MATERIALS
+    from urbanverse.render.thumbnail import library_thumbnail
 
     if up not in ("y", "z"):
         raise InputError(f"--up: expected y or z, got {up!r}")
@@ -253,7 +255,9 @@ def ingest_command(
     console = Console(highlight=False)
     with _open_store(library, must_exist=False) as store, _progress() as bar:
         task = bar.add_task("ingesting", total=None)
-        accepted, rejected = ingest(paths, store, cfg, progress=lambda n: bar.advance(task, n))
+        accepted, rejected = ingest(
+            paths, store, cfg, progress=lambda n: bar.advance(task, n), thumbnail=library_thumbnail
+        )
     if as_json:
         print_json(
             {

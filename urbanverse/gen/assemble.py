@@ -17,6 +17,7 @@ from urbanverse.layout.ground import GroundLayout
 from urbanverse.layout.lift import LiftedObjects, front_anchored
 from urbanverse.layout.stage import curb_of
 from urbanverse.recon.record import Reconstruction
+from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.retrieval.cousins import CousinSet, asset_of
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
@@ -92,7 +93,7 @@ def place_objects(
             warnings.append(f"track {obj.track_id} ({obj.category}): no library asset of this class")
             continue
         assets = [asset_of(uid) for uid in match.uids]
-        refs = [install_asset(a, scene_dir) for a in assets]
+        refs = [install_asset(a, scene_dir, thumbnail=library_thumbnail) for a in assets]
         chosen = assets[0]
         xy = front_anchored(obj, chosen.length)
         # A front's length is measured (its depth is not): the asset is stretched along it, within

@@ -31,7 +31,7 @@ from urbanverse.layout.lift import LiftedObjects
 from urbanverse.layout.stage import calibrate_with_people, place_objects
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import run_detection
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     DETECTIONS_FILE,
     TRACKS_FILE,
     FrameDetections,

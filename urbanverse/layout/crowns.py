@@ -29,7 +29,7 @@ from urbanverse.layout.lift import (
     LiftedObjects,
     tree_class_from_shape,
 )
-from urbanverse.perception.records import Tracks
+from urbanverse.perception.record import Tracks
 from urbanverse.perception.vegetation import VEGETATION_LABELS
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.geometry import project

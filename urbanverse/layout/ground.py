@@ -37,7 +37,7 @@ from urbanverse.layout.road_extent import (
     crossing_shapes,
     path_sides,
 )
-from urbanverse.perception.records import FrameDetections
+from urbanverse.perception.record import FrameDetections
 from urbanverse.recon.geometry import SparsePoints, empty_points, pixel_to_ground, project
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import Vec2, Vec3, record

@@ -33,7 +33,7 @@ import scipy.optimize
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.errors import InputError
 from urbanverse.layout.street import StreetFrame, YawSource, along_street, orient
-from urbanverse.perception.records import FrameDetections, Mask, TrackObservation, Tracks, decode_rle
+from urbanverse.perception.record import FrameDetections, Mask, TrackObservation, Tracks, decode_rle
 from urbanverse.perception.track import FEW_VIEWS
 from urbanverse.recon.geometry import pixel_rays, pixel_to_ground, project, world_from_camera
 from urbanverse.recon.record import Reconstruction

@@ -25,7 +25,7 @@ import numpy as np
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import LiftCfg, observation_views, road_surface
 from urbanverse.layout.street import along_street
-from urbanverse.perception.records import Mask, Tracks
+from urbanverse.perception.record import Mask, Tracks
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
 

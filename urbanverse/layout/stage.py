@@ -20,7 +20,7 @@ from urbanverse.layout.lift import LiftCfg, LiftedObjects, contact_masks, run_li
 from urbanverse.layout.proposal_placing import add_proposals
 from urbanverse.layout.proposals import ProposalCfg, is_green
 from urbanverse.layout.scale_check import SizeScale, size_scale
-from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.perception.record import FrameDetections, Tracks
 from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.record import Reconstruction

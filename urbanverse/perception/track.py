@@ -18,8 +18,8 @@ Detections are associated keyframe by keyframe (in index order) with the tracks 
 Tracks keep per-frame boxes; their category is the score-weighted vote of their detections. Tracks
 shorter than ``min_length`` keyframes or with a mean score under ``min_score`` are dropped; from one
 or two keyframes (a photo, a pair of photos: :data:`FEW_VIEWS`) a single detection makes a track,
-as over a pair's wide baseline the boxes of one object rarely associate (the Leuven pair's bicycles
-are in one view only).
+as over a pair's wide baseline the boxes of one object rarely associate (and an object near the edge
+of one photo is often outside the other).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from urbanverse.assets.taxonomy import TAXONOMY
 from urbanverse.errors import Cancelled, InputError, MissingDependencyError
 from urbanverse.perception.boxes import iou_matrix
 from urbanverse.perception.frames import FrameInput, check_frames, crop, read_rgb
-from urbanverse.perception.records import (
+from urbanverse.perception.record import (
     Detection,
     FrameDetections,
     Track,

@@ -25,6 +25,7 @@ from urbanverse.assets.record import Asset
 from urbanverse.assets.skies import SKIES
 from urbanverse.errors import InputError
 from urbanverse.procgen.layout import Layout, Line, intersection, straight_street
+from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
     AssetRef,
@@ -101,7 +102,7 @@ class _Placer:
             low = np.vstack([p.mesh.vertices for p in parts if p.mesh.vertices[:, 2].min() < 0.05])
             low = low[low[:, 2] < 0.5]
             self._bases[asset.uid] = (*low[:, :2].min(0), *low[:, :2].max(0))
-            self._refs[asset.uid] = install_asset(asset, self.scene_dir)
+            self._refs[asset.uid] = install_asset(asset, self.scene_dir, thumbnail=library_thumbnail)
             self._assets[entry.uid] = asset
         return self._assets[entry.uid]
 

@@ -1,16 +1,13 @@
 """A headless CPU rasterizer for textured triangle meshes: RGB, metric depth and per-pixel ids.
 
 Engine: MuJoCo's OpenGL renderer on an EGL (or OSMesa) context, which Mesa's llvmpipe runs on the
-CPU. Chosen by measurement on the 2-core machine (see ``BENCHMARKS.md``, "Renderer"): a 640x360
-frame of a 200-object street costs about 40 ms shaded, 30 ms more for the id + depth pass and
-~50 ms more with shadow mapping, where ray casting (Open3D ``RaycastingScene``, 1.4-3.8 M rays/s)
-needs 60-160 ms for the primary rays alone, before shading and shadow rays, and Open3D's Filament
-renderer 120-170 ms for RGB only. MuJoCo is already a core dependency (the physics check), so the
-renderer adds no install weight; it gives textures, a directional sun with shadow maps, a sky
-gradient, and a segmentation mode whose colours encode geom ids.
+CPU. Rasterizing beats ray casting on a CPU for whole street frames (primary rays alone cost more
+than a shaded raster frame, before shading and shadow rays), and MuJoCo is already a core dependency
+(the physics check), so the renderer adds no install weight. It gives textures, a directional sun
+with shadow maps, a sky gradient, and a segmentation mode whose colours encode geom ids.
 
 This module knows only meshes, textures and cameras (numpy + MuJoCo), so both the scene renderer
-(``urbanverse.render.scene_model``) and the asset library's thumbnails use it.
+(``urbanverse.render.scene_model``) and the asset thumbnails (``urbanverse.render.thumbnail``) use it.
 
 Frames: world Z-up, metres. Cameras use the OpenCV convention (x right, y down, z forward) with
 ``world_from_camera`` a 4x4 rigid transform. Depth is z-depth along the optical axis (m); 0 where
@@ -279,7 +276,7 @@ def _load_triton_first() -> None:
     """Import Triton (shipped with CUDA builds of torch) before Mesa starts its LLVM-based rasterizer.
 
     Both bundle LLVM; Triton imported after a Mesa context exists crashes the process (segmentation
-    fault, measured with torch 2.14.1 + Mesa 22.3), while the other order works. transformers imports
+    fault, seen with torch 2.14.1 + Mesa 22.3), while the other order works. transformers imports
     Triton lazily, so without this a render followed by a text embedding would crash.
     """
     if importlib.util.find_spec("triton") is not None:

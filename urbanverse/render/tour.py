@@ -9,9 +9,9 @@ millimetres, 0 = sky), ``instance/NNNNNN.png`` (uint16, object index + 1) and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
-from urbanverse.records import record, save_json
+from urbanverse.records import atomic_dir, atomic_path, record, save_json
 from urbanverse.render.augment import AugmentCfg, augment
 from urbanverse.render.raster import PinholeCamera, RasterOutput
 from urbanverse.render.scene_model import build_rasterizer, semantic_classes
@@ -60,6 +60,9 @@ class VisibleObject:
 
 @record
 class TourFrame:
+    """One rendered frame: its ``index``, time ``time_s`` (s from the start), camera pose (16 numbers,
+    see ``CAMERA_CONVENTION``) and the objects visible in it."""
+
     index: int
     time_s: float
     world_from_camera: tuple[float, ...]
@@ -88,16 +91,23 @@ class TourCfg:
     """A tour's length, image and look."""
 
     seconds: float = 30.0
+    """Length of the tour (s of video)."""
     fps: float = 10.0
+    """Frames per second of the video (and of the ground truth)."""
     width: int = 960
+    """Image width (px, even: H.264 needs it)."""
     height: int = 540
+    """Image height (px, even)."""
     hfov_deg: float = 70.0
     """Horizontal field of view (degrees); square pixels, centred principal point."""
     shadows: bool = True
+    """Render sun shadows (shadow mapping): slower, but closer to real footage."""
     seed: int = 0
+    """Seed of the route and of the augmentation: the same seed gives the same tour."""
     min_visible_pixels: int = 30
     """Objects with fewer visible pixels are left out of a frame's ``visible`` list."""
     walk: WalkCfg = dataclasses.field(default_factory=WalkCfg)
+    """The pedestrian's route and camera motion."""
     augment: AugmentCfg | None = None
     """Image noise, blur, exposure and colour jitter (applied to the video, not the id images)."""
 
@@ -159,6 +169,40 @@ def gt_path_for(video: Path) -> Path:
     return video.with_name(f"{video.stem}_gt.json")
 
 
+def _render_frames(
+    scene: Scene,
+    scene_dir: Path,
+    poses: np.ndarray,
+    cfg: TourCfg,
+    rng: np.random.Generator,
+    writer: Mp4Writer,
+    frames_dir: Path | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[TourFrame]:
+    """Render every pose into ``writer`` (and ``frames_dir``, when given); the frames' ground truth."""
+    camera = cfg.camera
+    frames = []
+    with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
+        for k, pose in enumerate(poses):
+            out = raster.render(camera, pose)
+            rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
+            writer.write(rgb)
+            if frames_dir is not None:
+                _write_frame_images(frames_dir, k, rgb, out)
+            visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
+            frames.append(
+                TourFrame(
+                    index=k,
+                    time_s=round(k / cfg.fps, 6),
+                    world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
+                    visible=visible,
+                )
+            )
+            if progress:
+                progress(k + 1, len(poses))
+    return frames
+
+
 def run_render_tour(
     scene_dir: Path,
     out_video: Path,
@@ -179,52 +223,29 @@ def run_render_tour(
     poses = walk_poses(scene, route, cfg.seconds, cfg.fps, cfg.walk, rng)
     camera = cfg.camera
     out_video.parent.mkdir(parents=True, exist_ok=True)
-    partial_frames = None
-    if frames_dir is not None:
-        partial_frames = Path(frames_dir).with_name(Path(frames_dir).name + ".partial")
-        shutil.rmtree(partial_frames, ignore_errors=True)
-        for sub in ("rgb", "depth", "instance", "semantic"):
-            (partial_frames / sub).mkdir(parents=True)
-    frames = []
-    writer = Mp4Writer(out_video, cfg.fps, camera.width, camera.height)
-    try:
-        with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
-            for k, pose in enumerate(poses):
-                out = raster.render(camera, pose)
-                rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
-                writer.write(rgb)
-                if partial_frames is not None:
-                    _write_frame_images(partial_frames, k, rgb, out)
-                visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
-                frames.append(
-                    TourFrame(
-                        index=k,
-                        time_s=round(k / cfg.fps, 6),
-                        world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
-                        visible=visible,
-                    )
-                )
-                if progress:
-                    progress(k + 1, len(poses))
-    except BaseException:
-        writer.abort()
+    with contextlib.ExitStack() as stack:
+        partial_frames = None if frames_dir is None else stack.enter_context(atomic_dir(Path(frames_dir)))
         if partial_frames is not None:
-            shutil.rmtree(partial_frames, ignore_errors=True)
-        raise
-    gt = TourGroundTruth(
-        scene_dir=str(scene_dir),
-        scene_name=scene.name,
-        scene_sha256=hashlib.sha256((scene_dir / SCENE_FILE).read_bytes()).hexdigest(),
-        video=out_video.name,
-        fps=cfg.fps,
-        seed=cfg.seed,
-        intrinsics=Intrinsics(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)}),
-        semantic_classes={str(k): v for k, v in semantic_classes().items()},
-        frames=tuple(frames),
-    )
-    writer.close()
-    save_json(gt, gt_path_for(out_video))
-    if partial_frames is not None:
-        shutil.rmtree(frames_dir, ignore_errors=True)
-        partial_frames.rename(frames_dir)
+            for sub in ("rgb", "depth", "instance", "semantic"):
+                (partial_frames / sub).mkdir()
+        with atomic_path(out_video) as partial_video:
+            writer = Mp4Writer(partial_video, cfg.fps, camera.width, camera.height)
+            try:
+                frames = _render_frames(scene, scene_dir, poses, cfg, rng, writer, partial_frames, progress)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.close()
+        gt = TourGroundTruth(
+            scene_dir=str(scene_dir),
+            scene_name=scene.name,
+            scene_sha256=hashlib.sha256((scene_dir / SCENE_FILE).read_bytes()).hexdigest(),
+            video=out_video.name,
+            fps=cfg.fps,
+            seed=cfg.seed,
+            intrinsics=Intrinsics(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)}),
+            semantic_classes={str(k): v for k, v in semantic_classes().items()},
+            frames=tuple(frames),
+        )
+        save_json(gt, gt_path_for(out_video))
     return gt

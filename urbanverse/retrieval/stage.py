@@ -11,7 +11,7 @@ from urbanverse.assets.ground_materials import match_ground
 from urbanverse.assets.skies import match_sky
 from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObjects
-from urbanverse.perception.records import FrameDetections, Tracks
+from urbanverse.perception.record import FrameDetections, Tracks
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
 from urbanverse.retrieval.cousins import CousinCfg, Cousins, CousinSet, rank_cousins

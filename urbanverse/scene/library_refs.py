@@ -11,23 +11,22 @@ from pathlib import Path
 
 from urbanverse.assets.catalogue import materialize
 from urbanverse.assets.ground_materials import ground_material
-from urbanverse.assets.record import Asset
+from urbanverse.assets.record import Asset, ThumbnailRenderer
 from urbanverse.assets.skies import sky_map
+from urbanverse.records import atomic_dir
 from urbanverse.scene.record import AssetRef, Material, Sky
 
 
-def install_asset(asset: Asset, scene_dir: Path) -> AssetRef:
+def install_asset(asset: Asset, scene_dir: Path, *, thumbnail: ThumbnailRenderer) -> AssetRef:
     """Copy a generated asset's folder into ``scene_dir/assets/<uid>`` (once).
 
-    The copy goes to a hidden sibling first and is renamed into place whole: a process killed while
-    copying leaves no folder that a later run would take for the asset (``gen`` resumed after a kill
-    in its scene stage had failed on an asset folder without its ``asset.json``)."""
+    The folder is generated on first use, ``thumbnail`` drawing its thumbnail (pass
+    ``urbanverse.render.thumbnail.library_thumbnail``). The copy is written whole or not at all, so a
+    process killed while copying leaves no folder that a later run would take for the asset."""
     target = Path(scene_dir) / "assets" / asset.uid
     if not target.exists():
-        partial = target.with_name(f".{asset.uid}.partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.copytree(materialize(asset), partial)
-        partial.rename(target)
+        with atomic_dir(target) as partial:
+            shutil.copytree(materialize(asset, thumbnail=thumbnail), partial, dirs_exist_ok=True)
     return AssetRef(uid=asset.uid, path=f"assets/{asset.uid}")
 
 

@@ -31,17 +31,27 @@ class PhysicsCheckCfg:
     """Thresholds and simulation settings (metres, seconds, degrees)."""
 
     duration_s: float = 2.0
+    """Simulated time (s): long enough for an unstable object to tip or slide visibly."""
     timestep_s: float = 0.002
+    """MuJoCo time step (s)."""
     drift_tol_m: float = 0.02
+    """An object whose position moves more than this (m) over the run drifts."""
     sink_tol_m: float = 0.02
+    """An object ending deeper than this (m) in the ground sinks into its support."""
     tilt_tol_deg: float = 20.0
+    """An object ending tilted more than this (degrees between its +Z and the world's) falls over."""
     penetration_tol_m: float = 0.01
+    """An object starting deeper than this (m) inside another object or the ground interpenetrates."""
     fix_max_iterations: int = 50
+    """``fix_penetrations`` moves one object per iteration and stops after this many."""
     fix_margin_m: float = 0.001
+    """``fix_penetrations`` leaves contacts up to this deep (m) and moves objects this much past
+    contact, so numerical contact noise does not count."""
     fix_min_horizontal: float = 0.5
     """Contacts between two objects whose normal has less horizontal part than this (within 60 deg of
     vertical) slide the mover sideways instead of pushing it along the normal (up, onto the other)."""
     fix_slide_step_m: float = 0.05
+    """Shortest sideways move (m) of an object slid off another's top face, so sliding ends in few steps."""
 
     def __post_init__(self) -> None:
         for name in (

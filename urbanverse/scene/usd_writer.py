@@ -129,8 +129,8 @@ def write_asset_usd(asset_dir: Path, asset: Asset | None = None) -> Path:
 
     An asset folder with the same files, written by the same code, gives the same file: it is kept in
     the cache (``$URBANVERSE_CACHE/asset_usd``, keyed by the files' bytes and the writer's source)
-    and copied, not authored again (authoring takes 20-40 ms an asset, and a generated scene writes
-    one per cousin: 96 for the round trip's plaza tour)."""
+    and copied, not authored again: a generated scene writes one per cousin, often a hundred, and
+    authoring costs tens of milliseconds each."""
     asset_dir = Path(asset_dir)
     asset = asset or load_asset(asset_dir)
     out = asset_dir / ASSET_USD

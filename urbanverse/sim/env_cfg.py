@@ -39,9 +39,13 @@ class NavEnvCfg:
     rgb: RgbCameraCfg | None = None
     """RGB camera (rendered on the CPU, see ``RgbCameraCfg``), or None."""
     pedestrians: PedestrianCfg = field(default_factory=PedestrianCfg)
+    """Moving pedestrians (their number, speed and size)."""
     task: PointNavCfg = field(default_factory=PointNavCfg)
+    """Episode rules: goals, success radius, time limit."""
     rewards: RewardsCfg = field(default_factory=RewardsCfg)
+    """Reward term weights."""
     world: WorldCfg = field(default_factory=WorldCfg)
+    """How scenes are compiled into the grids the environments step on."""
     dt: float = 0.1
     """Control period (s)."""
     seed: int = 0

@@ -28,6 +28,7 @@ class RobotCfg:
     """A kinematic ground robot. Velocities in the body frame (x forward, y left)."""
 
     kind: Literal["wheeled", "legged"]
+    """Family of the robot, a label: the motion model is set by the fields below."""
     length: float
     """Footprint length along body x (m)."""
     width: float

@@ -40,8 +40,8 @@ class PointNavCfg:
     route_waypoint_m: float = 0.0
     """When > 0, observations also carry ``route_b``: the next waypoint of the shortest walkable route
     (``WorldBatch.route_waypoint`` at this radius, m, body frame), what a global planner on the scene
-    map gives a robot that has a map. It shows detours the LiDAR cannot (the ramp down a curb 20 m
-    away). 0: the straight-line goal vector only, as in the UrbanVerse paper."""
+    map gives a robot that has a map. It shows detours a range sensor cannot see (a curb ramp far
+    ahead). 0: the straight-line goal vector only, as in the UrbanVerse paper."""
 
     def __post_init__(self) -> None:
         if self.success_radius <= 0 or self.max_episode_steps < 1:
@@ -59,11 +59,18 @@ class RewardsCfg:
     """Weights of the named reward terms (0 disables a term) and tracking widths (m)."""
 
     arrival: float = 2000.0
+    """Paid once, on the step the goal is reached."""
     collision: float = -200.0
+    """Paid on every step with a blocked move or a pedestrian hit (negative: a penalty)."""
     position_coarse: float = 10.0
+    """Per step, times ``1 - tanh(d / coarse_std)``: pulls towards the goal from far away."""
     position_fine: float = 50.0
+    """Per step, times ``1 - tanh(d / fine_std)``: sharpens the pull within a few metres of the goal."""
     velocity: float = 10.0
+    """Per step, times the speed towards the goal (m/s)."""
     progress: float = 0.0
+    """Per step, times the geodesic distance gained (m): rewards detours around obstacles that the
+    straight-line terms punish. Off by default, as in the UrbanVerse paper."""
     coarse_std: float = 5.0
     """Width of the coarse tracking term (m)."""
     fine_std: float = 1.0

@@ -24,7 +24,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -36,6 +35,7 @@ from scipy.spatial import ConvexHull
 from urbanverse.assets.record import load_asset, load_collision_parts
 from urbanverse.errors import InputError
 from urbanverse.paths import cache_dir
+from urbanverse.records import atomic_path
 from urbanverse.scene.ground import top_triangles
 from urbanverse.scene.record import SCENE_FILE, Scene, load_scene, resolve_inside
 
@@ -257,10 +257,9 @@ _ARRAYS = ("ground_height", "surface_height", "ground_type", "occupancy", "sdf",
 
 
 def save_npz(path: Path, **arrays: np.ndarray) -> None:
-    """Write arrays to ``path`` atomically (temporary name, then rename)."""
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    """Write arrays to ``path`` (an ``.npz`` name) atomically."""
+    with atomic_path(path) as tmp:
+        np.savez(tmp, **arrays)
 
 
 def world_cache_dir(key: str) -> Path:

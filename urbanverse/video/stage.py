@@ -67,7 +67,10 @@ class VideoCfg:
     max_keyframes: int = 90
     """Per shot; more are thinned evenly (first and last kept)."""
     image_format: Literal["jpg", "png"] = "jpg"
+    """File format of the stored keyframes: JPEG is several times smaller, PNG lossless."""
     jpeg_quality: int = 95
+    """JPEG quality (1-100) of stored keyframes; high, so compression artefacts stay below what
+    feature matching and detection notice."""
     blank_max_std: float = 3.0
     """A frame whose grey levels (0-255, at ``analysis_width``) spread less than this standard
     deviation is blank (a flat colour: a fade to black, a covered lens); a shot of blank frames only

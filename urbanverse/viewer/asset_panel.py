@@ -99,12 +99,13 @@ class AssetPanel:
     def show(self, uid: str) -> None:
         """Show the asset ``uid`` (from the last search) in 3D with its attributes."""
         from urbanverse.assets.catalogue import asset_folder
+        from urbanverse.render.thumbnail import library_thumbnail
 
         asset = self.hits.get(uid)
         if asset is None:
             return
         try:
-            folder = self._call(lambda store: asset_folder(asset, store.root))
+            folder = self._call(lambda store: asset_folder(asset, store.root, thumbnail=library_thumbnail))
             glb = object_glb(folder, asset)
         except (OSError, InputError, ValueError) as exc:
             self.details.content = f"cannot load `{uid}`: {exc}"

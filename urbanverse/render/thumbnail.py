@@ -1,4 +1,4 @@
-"""Small PNG renders of assets for browsing, made with the scene renderer (``urbanverse.render``).
+"""Small PNG renders of assets for browsing, made with the scene rasterizer.
 
 A 3/4 view from the front-right and above, the asset standing on a light ground square under a
 sun with shadows (so floating parts show), its parts dressed as in scene renders. Rendered at
@@ -12,12 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 from PIL import Image
 
+from urbanverse.assets.record import THUMBNAIL_SIZE
 from urbanverse.render.appearance import add_asset_meshes, detail_texture_name
 from urbanverse.render.raster import Lighting, PinholeCamera, SceneBuilder, look_at
 
-THUMBNAIL_FILE = "thumbnail.png"
-#: Library thumbnails are this many pixels square.
-THUMBNAIL_SIZE = 128
 SS = 2  # supersampling factor
 #: Background (sky) and sun of the thumbnail studio, display colours.
 _STUDIO = Lighting(
@@ -73,3 +71,12 @@ def render_thumbnail(parts: Sequence, size: int = 256) -> Image.Image:
     with builder.build(_STUDIO, res, res) as raster:
         rgb = raster.render(camera, look_at(eye, centre), ids=False).rgb
     return Image.fromarray(rgb).resize((size, size), Image.LANCZOS)
+
+
+def library_thumbnail(parts: Sequence) -> Image.Image:
+    """The thumbnail stored in an asset folder: ``render_thumbnail`` at the library's size.
+
+    Pass it as ``thumbnail=`` to the asset functions that write folders (``materialize``,
+    ``asset_folder``, ``ingest``, ``install_asset``): the asset library sits below the renderer, so the
+    caller supplies the drawing."""
+    return render_thumbnail(parts, THUMBNAIL_SIZE)

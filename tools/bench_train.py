@@ -75,10 +75,10 @@ def train_and_eval(
     robot: str = "wheeled",
 ) -> tuple[dict, dict, Path]:
     """Train for ``minutes`` then evaluate on ``eval_scenes``: (results, last log row, run folder)."""
-    from urbanverse.records import save_json
     from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
-    from urbanverse.rl.evaluate import evaluate, load_policy, markdown_table
-    from urbanverse.rl.plots import animate_episodes, plot_learning_curve
+    from urbanverse.rl.evaluate import evaluate, load_policy
+    from urbanverse.rl.jobs import write_evaluation
+    from urbanverse.rl.plots import plot_learning_curve
     from urbanverse.rl.runner import Runner
 
     cfg = TrainCfg(
@@ -104,18 +104,7 @@ def train_and_eval(
         "env_steps": runner.env_steps,
         "wall_s": runner.wall_s,
     }
-    save_json(results, out / "results.json")
-    (out / "results.md").write_text(markdown_table(results))
-    if trajs:
-        animate_episodes(
-            trajs,
-            env.world.worlds,
-            (env.robot.cfg.length, env.robot.cfg.width),
-            env.cfg.task.success_radius,
-            env.cfg.pedestrians.radius,
-            out / "episodes.gif",
-            env.cfg.dt,
-        )
+    write_evaluation(results, trajs, env, out)
     plot_learning_curve(runner.run_dir, out / "learning_curve.png")
     print(f"evaluation: {time.perf_counter() - t0:.0f} s; wrote {out}", flush=True)
     row = dict(row, wall_s=runner.wall_s, env_steps=runner.env_steps)

@@ -186,8 +186,7 @@ def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
     """Evaluate ``cfg.checkpoint``: success rate, SPL, collisions and route completion per scene
     and overall, written to ``results.json`` and ``results.md`` in ``cfg.out``, with the episode
     animation and the run's learning curve where matplotlib is installed."""
-    from urbanverse.records import save_json
-    from urbanverse.rl.evaluate import evaluate, load_policy, markdown_table
+    from urbanverse.rl.evaluate import evaluate, load_policy
 
     plots = matplotlib_available()
     animate = cfg.animate
@@ -218,6 +217,21 @@ def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
     results["trained"] = {k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")}
     if "quantization" in loaded.meta:
         results["quantization"] = loaded.meta["quantization"]
+    files = write_evaluation(results, trajs, env, out, cfg.video_format)
+    if plots and (run_dir / "progress.csv").is_file():
+        from urbanverse.rl.plots import plot_learning_curve
+
+        files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
+    return EvalOutcome(results=results, files=files)
+
+
+def write_evaluation(results: dict, trajs: list, env, out: Path, video_format: str = "gif") -> list[Path]:
+    """``results.json`` and ``results.md`` of an evaluation in ``out``, and the top-down animation of
+    the recorded episodes ``trajs`` (``episodes.<video_format>``, needs matplotlib) when there are any;
+    returns the files written."""
+    from urbanverse.records import save_json
+    from urbanverse.rl.evaluate import markdown_table
+
     save_json(results, out / "results.json")
     (out / "results.md").write_text(markdown_table(results))
     files = [out / "results.json", out / "results.md"]
@@ -231,15 +245,11 @@ def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
                 (env.robot.cfg.length, env.robot.cfg.width),
                 env.cfg.task.success_radius,
                 env.cfg.pedestrians.radius,
-                out / f"episodes.{cfg.video_format}",
+                out / f"episodes.{video_format}",
                 env.cfg.dt,
             )
         )
-    if plots and (run_dir / "progress.csv").is_file():
-        from urbanverse.rl.plots import plot_learning_curve
-
-        files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
-    return EvalOutcome(results=results, files=files)
+    return files
 
 
 # ------------------------------------------------------------------------------------------ export

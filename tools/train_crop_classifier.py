@@ -107,7 +107,7 @@ def proposal_crops(index: int, seed: int, root: Path, args) -> tuple[list, list]
     cfg = GenCfg()
     run_gen(video, out, cfg, resume=False)
     runner = StageRunner(out / "work")
-    images = runner.load(STAGES, "video").images()
+    images = runner.load(STAGES, "video").images
     recon = runner.load(STAGES, "calibrate")
     cloud = levelled(runner.load(STAGES, "dense"), recon, cfg.proposals.walk_window_m)
     proposals = located_proposals(recon, cloud, images, cfg.proposals)

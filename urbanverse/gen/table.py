@@ -15,6 +15,7 @@ depth model, a benchmark's ground truth) is one :func:`~urbanverse.gen.stages.re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -70,8 +71,10 @@ class Keyframes:
         """``(keyframe index, image path)`` per keyframe."""
         return [(k.index, self.folder / k.image) for k in self.keyframes.keyframes]
 
+    @functools.cached_property
     def images(self) -> dict[int, np.ndarray]:
-        """Keyframe index -> RGB image (uint8, working size)."""
+        """Keyframe index -> RGB image (uint8, working size), read once and kept: several stages look
+        at them."""
         return {i: np.asarray(Image.open(p).convert("RGB")) for i, p in self.paths}
 
 
@@ -134,7 +137,7 @@ def _calibrate(camera: CameraModel, dets: FrameDetections, *, cfg: GenCfg, env: 
 
 
 def _dense(video: Keyframes, recon: Reconstruction, *, cfg: GenCfg, env: StageEnv) -> DenseCloud:
-    return dense_cloud(recon, video.images(), cfg.dense)
+    return dense_cloud(recon, video.images, cfg.dense)
 
 
 def _ground(
@@ -147,7 +150,7 @@ def _ground(
     cfg: GenCfg,
     env: StageEnv,
 ) -> GroundEvidence:
-    frames = list(video.images().items())
+    frames = list(video.images.items())
     layout = run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
     return GroundEvidence(layout, dict(np.load(env.work / layout.pixels_file)))
 
@@ -164,7 +167,7 @@ def _objects(
     env: StageEnv,
 ) -> LiftedObjects:
     return place_objects(
-        tracks, dets, recon, ground.layout, cloud, video.images(), cfg.lift, cfg.proposals, cfg.crowns
+        tracks, dets, recon, ground.layout, cloud, video.images, cfg.lift, cfg.proposals, cfg.crowns
     )
 
 
@@ -175,12 +178,12 @@ def _retrieve(
     dets: FrameDetections,
     ground: GroundEvidence,
     recon: Reconstruction,
-    _: None,
+    candidates: None,
     *,
     cfg: GenCfg,
     env: StageEnv,
 ) -> Retrieval:
-    return run_retrieval(objects, tracks, dets, video.images(), ground.pixel_samples, cfg.cousins, recon)
+    return run_retrieval(objects, tracks, dets, video.images, ground.pixel_samples, cfg.cousins, recon)
 
 
 def _scene(
@@ -198,7 +201,7 @@ def _scene(
         env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), ground.layout, objects,
         retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
     )  # fmt: skip
-    scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images(), cfg)
+    scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
     return {"warnings": notes, "fixes": fixes}
 
 

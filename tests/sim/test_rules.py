@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from urbanverse.sim import kernels, rules
+from urbanverse.sim.geodesic import GoalFieldsSpec, compute_goal_fields
 from urbanverse.sim.robots import LEGGED, WHEELED, Robot
 from urbanverse.sim.sensors import Lidar, LidarCfg
-from urbanverse.sim.geodesic import GoalFieldsSpec, compute_goal_fields
 from urbanverse.sim.world import WorldCfg, compile_world, step_edges
 from urbanverse.sim.world_batch import WorldBatch
 
@@ -52,7 +52,8 @@ CORPUS = [
 def _world(folder, cfg, base: float, step: float, up: bool):
     """The two-plaza world, compiled with ``cfg``'s clearances and climb limit."""
     near, far = (base, base + step) if up else (base + step, base)
-    write_scene(folder, [("a", "plaza", box(0, 0, STEP_X, 4), near), ("b", "plaza", box(STEP_X, 0, 8, 4), far)])
+    regions = [("a", "plaza", box(0, 0, STEP_X, 4), near), ("b", "plaza", box(STEP_X, 0, 8, 4), far)]
+    write_scene(folder, regions)
     spec = GoalFieldsSpec(
         clearance=cfg.radius, spawn_clearance=cfg.circumradius, max_step=cfg.max_step_height, min_distance=1.0
     )
@@ -98,13 +99,13 @@ def verdicts(folder, name: str, base: float, step: float, up: bool, lidar_method
         ranges = lidar.compute(torch.zeros(1, dtype=torch.long), torch.tensor([START]), torch.zeros(1))
         out[f"lidar_{method}"] = float(ranges[0, AHEAD]) < STEP_X - START[0] + 0.2
     # Goal fields: the two plazas are one region exactly when the step can be climbed ...
-    res, (hc, wc) = world.coarse_resolution, world.coarse_shape
-    row, left, right = int(2.0 / res), int(2.0 / res), int(6.0 / res)
+    res, wc, (ox, oy) = world.coarse_resolution, world.coarse_shape[1], world.origin[0].tolist()
+    row, left, right = int((2.0 - oy) / res), int((2.0 - ox) / res), int((6.0 - ox) / res)
     field = world.geodesic[0]
     out["geodesic"] = not bool((field[:, row, left].isfinite() & field[:, row, right].isfinite()).any())
     # ... and spawns keep their turning circle off a step only when it cannot be climbed.
     cells = world.spawn_cells[0][world.spawn_cells[0] >= 0]
-    spawn_x = (cells % wc).double() * res + res / 2 + float(world.origin[0, 0])
+    spawn_x = (cells % wc).double() * res + res / 2 + ox
     near_step = (spawn_x - STEP_X).abs() < cfg.circumradius
     out["spawns"] = not bool(near_step.any())
     return out

@@ -28,7 +28,8 @@ from urbanverse.sim.world_batch import WorldBatch, pad_stack
 
 
 def scan_sdf(world: CompiledWorld, step_height: float | None) -> np.ndarray:
-    """Signed distance (H, W) m to what the scan sees: obstacles, plus steps over ``step_height`` m."""
+    """Signed distance (H, W) m to what the scan sees: obstacles, plus the ground steps that a robot
+    with climb limit ``step_height`` m cannot climb (``rules.step_blocks``)."""
     if step_height is None:
         return world.sdf
     return signed_distance(world.occupancy | step_edges(world.ground_height, step_height), world.resolution)

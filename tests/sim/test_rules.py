@@ -149,32 +149,24 @@ def _sweep(name: str):
 _BASES = st.one_of(st.sampled_from([0.0, 0.15, 0.5, 1.0]), st.floats(0.0, 3.0))
 
 
-def _agree(tmp_path_factory, name, base, step, up):
+def _agree(tmp_path_factory, name, data):
+    base = data.draw(_BASES, label="base elevation (m)")
+    step = data.draw(_sweep(name), label="step height (m)")
+    up = data.draw(st.booleans(), label="step up")
     seen = verdicts(tmp_path_factory.mktemp("sweep"), name, base, step, up)
     assert len(set(seen.values())) == 1, (name, base, step, up, seen)
 
 
 @pytest.mark.parametrize("name", ["wheeled", "legged"])
-def test_sweep_around_the_climb_limit(tmp_path_factory, name):
-    @settings(
-        max_examples=12,
-        derandomize=True,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-    @given(base=_BASES, step=_sweep(name), up=st.booleans())
-    def check(base, step, up):
-        _agree(tmp_path_factory, name, base, step, up)
-
-    check()
+@settings(max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_sweep_around_the_climb_limit(tmp_path_factory, name, data):
+    _agree(tmp_path_factory, name, data)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["wheeled", "legged"])
-def test_long_sweep_around_the_climb_limit(tmp_path_factory, name):
-    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(base=_BASES, step=_sweep(name), up=st.booleans())
-    def check(base, step, up):
-        _agree(tmp_path_factory, name, base, step, up)
-
-    check()
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_long_sweep_around_the_climb_limit(tmp_path_factory, name, data):
+    _agree(tmp_path_factory, name, data)

@@ -1,14 +1,15 @@
 """Geodesic distance fields for goal sampling, progress rewards and SPL.
 
 A coarse grid (``resolution`` metres, same origin as the world grid) marks the cells where a
-robot's centre may be: walkable ground with at least ``clearance`` metres to any obstacle and
-to any ground step higher than ``max_step`` (a curb the robot cannot climb is a wall to it:
-its footprint must not straddle one, which the robot's own collision check would stop).
-Neighbouring cells (8-connected, no corner cutting) are linked when the ground height differs
-by at most ``max_step`` metres, so a wheeled robot's field goes around curbs through ramps and
-a legged robot's field steps over them. Dijkstra (scipy) from each goal cell gives the
-distance field; on an 8-connected grid it overestimates straight-line distances in open space
-by at most 8 % (octile metric).
+robot's centre may be: walkable ground with more than ``clearance`` metres to any obstacle
+and to any ground step the robot cannot climb (a curb over its climb limit ``max_step`` is a
+wall to it: its footprint must not straddle one, which the robot's own collision check would
+stop). Neighbouring cells (8-connected, no corner cutting) are linked when the robot can climb
+the height difference between them. Steps and clearances follow ``rules`` (the climb and
+clearance rules the robot's collision check and the LiDAR apply), so a wheeled robot's field
+goes around curbs through ramps and a legged robot's field steps over them. Dijkstra (scipy)
+from each goal cell gives the distance field; on an 8-connected grid it overestimates
+straight-line distances in open space by at most 8 % (octile metric).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
 from urbanverse.errors import InputError
+from urbanverse.sim import rules
 from urbanverse.sim.world import CompiledWorld, save_npz, step_edges, world_cache_dir
 
 #: Bumped when the fields' meaning changes, so cached fields of an older rule are not reused.
@@ -90,19 +92,21 @@ def _coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> tuple[np.ndarray
     walk = world.walkable[np.ix_(iy, ix)]
     sdf = _clearance(world, spec.max_step)[np.ix_(iy, ix)]
     height = world.ground_height[np.ix_(iy, ix)]
-    return walk & (sdf > spec.clearance), height, sdf
+    return walk & rules.has_margin(sdf, rules.clearance_limit(spec.clearance)), height, sdf
 
 
 def grid_graph(traversable: np.ndarray, height: np.ndarray, res: float, max_step: float) -> csr_matrix:
     """8-connected grid graph (edge weight: metres) over traversable cells ``(Hc, Wc)``."""
     hc, wc = traversable.shape
     idx = np.arange(hc * wc).reshape(hc, wc)
+    limit = rules.step_limit(max_step)
+    height = np.asarray(height, dtype=np.float32)
     rows, cols, weights = [], [], []
     for dy, dx in ((0, 1), (1, 0), (1, 1), (1, -1)):
         ya, yb = slice(0, hc - dy), slice(dy, hc)
         xa, xb = (slice(0, wc - dx), slice(dx, wc)) if dx >= 0 else (slice(-dx, wc), slice(0, wc + dx))
         ok = traversable[ya, xa] & traversable[yb, xb]
-        ok &= np.abs(height[ya, xa] - height[yb, xb]) <= max_step
+        ok &= ~rules.step_blocks(height[ya, xa], height[yb, xb], limit)
         if dy and dx:  # diagonal: both orthogonal neighbours must be free (no corner cutting)
             ok &= traversable[yb, xa] & traversable[ya, xb]
         rows.append(idx[ya, xa][ok])
@@ -113,7 +117,9 @@ def grid_graph(traversable: np.ndarray, height: np.ndarray, res: float, max_step
 
 
 def _fields_key(world: CompiledWorld, spec: GoalFieldsSpec) -> str:
-    payload = json.dumps([FIELDS_VERSION, world.key, spec.__dict__], sort_keys=True, default=str)
+    payload = json.dumps(
+        [FIELDS_VERSION, rules.RULES_VERSION, world.key, spec.__dict__], sort_keys=True, default=str
+    )
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -132,7 +138,7 @@ def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool 
                 **{k: d[k] for k in ("goals_xy", "distance", "spawn_cells", "spawn_count", "traversable")},
             )
     trav, height, sdf = _coarse_grid(world, spec)
-    spawnable = trav & (sdf > spec.spawn_clearance)
+    spawnable = trav & rules.has_margin(sdf, rules.clearance_limit(spec.spawn_clearance))
     candidates = np.flatnonzero(spawnable)
     if candidates.size == 0:
         raise InputError(

@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from urbanverse.sim import rules
+
 try:
     import numba
 except ImportError:  # optional: the torch reference path works without it
@@ -138,6 +140,11 @@ def lidar_scan(lut, origins, lut_res, scene, pos, yaw, angles, peds, ped_r, max_
     return out
 
 
+_step_blocks = _inline(rules.step_blocks)
+_clearance_blocks = _inline(rules.clearance_blocks)
+_has_margin = _inline(rules.has_margin)
+
+
 @_inline
 def _cell(h, w, origins, res, m, x, y):  # pragma: no cover - compiled
     ix = min(max(int(math.floor((x - origins[m, 0]) / res)), 0), w - 1)
@@ -147,18 +154,19 @@ def _cell(h, w, origins, res, m, x, y):  # pragma: no cover - compiled
 
 @_inline
 def _pose_blocked(
-    sdf, ground, h, w, origins, res, m, x, y, yaw, probes, nc, radius, ref, max_step, peds_i, reach2
+    sdf, ground, h, w, origins, res, m, x, y, yaw, probes, nc, radius, ref, step_limit, peds_i, reach2
 ):  # pragma: no cover
+    """``radius``, ``step_limit``: float32 limits (``rules.clearance_limit``, ``rules.step_limit``)."""
     c = math.cos(yaw)
     s = math.sin(yaw)
     for q in range(probes.shape[0]):
         px = x + c * probes[q, 0] - s * probes[q, 1]
         py = y + s * probes[q, 0] + c * probes[q, 1]
         k = _cell(h, w, origins, res, m, px, py)
-        if abs(ground[k] - ref[q]) > max_step:
+        if _step_blocks(ground[k], ref[q], step_limit):
             return True
         if q < nc:
-            if sdf[k] < radius:
+            if _clearance_blocks(sdf[k], radius):
                 return True
             for j in range(peds_i.shape[0]):
                 dx = px - peds_i[j, 0]
@@ -302,6 +310,8 @@ def robot_step(
 ):
     """Fused twin of ``Robot.step`` after the command mapping; updates the numpy state arrays in place.
 
+    ``radius`` and ``max_step``: the float32 limits of ``rules.clearance_limit`` and ``rules.step_limit``.
+
     Returns (ground height (N,), contact (N,) bool, path increment (N,)).
     """
     n = pos.shape[0]
@@ -365,7 +375,7 @@ def _ped_step(
             x = pos[i, j, 0] + math.cos(hd) * speed[i, j] * dt
             y = pos[i, j, 1] + math.sin(hd) * speed[i, j] * dt
             k = _cell(h, w, origins, res, m, x, y)
-            ok = walkable[k] and sdf[k] > radius
+            ok = walkable[k] and _has_margin(sdf[k], radius)
             for c in range(circles.shape[1]):
                 dx = x - circles[i, c, 0]
                 dy = y - circles[i, c, 1]
@@ -381,7 +391,9 @@ def _ped_step(
 def pedestrian_step(
     world_np: dict, scene, pos, heading, speed, noise, turn, noise_scale, dt, radius, circles, reach
 ):
-    """Fused twin of ``Pedestrians.step``; updates ``pos`` (N, P, 2) and ``heading`` (N, P) in place."""
+    """Fused twin of ``Pedestrians.step``; updates ``pos`` (N, P, 2) and ``heading`` (N, P) in place.
+
+    ``radius``: the pedestrians' float32 clearance limit (``rules.clearance_limit``)."""
     _ped_step(
         world_np["sdf"],
         world_np["walkable"],

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from urbanverse.errors import InputError
-from urbanverse.sim import kernels
+from urbanverse.sim import kernels, rules
 from urbanverse.sim.world_batch import WorldBatch
 
 
@@ -97,7 +97,7 @@ class Pedestrians:
                 turn.numpy(),
                 scale,
                 dt,
-                cfg.radius,
+                rules.clearance_limit(cfg.radius),
                 robot_circles_w.contiguous().numpy(),
                 reach,
             )
@@ -106,7 +106,9 @@ class Pedestrians:
         step = torch.stack([heading.cos(), heading.sin()], -1) * (self.speed * dt)[..., None]
         new = self.pos_w + step
         idx = world.flat_index(scene, new)
-        ok = world.walkable.view(-1)[idx] & (world.sdf.view(-1)[idx] > cfg.radius)
+        ok = world.walkable.view(-1)[idx] & rules.has_margin(
+            world.sdf.view(-1)[idx], rules.clearance_limit(cfg.radius)
+        )
         gap2 = (new[:, :, None, :] - robot_circles_w[:, None, :, :]).square().sum(-1).amin(dim=-1)
         ok &= gap2 > reach**2
         self.pos_w = torch.where(ok[..., None], new, self.pos_w)

@@ -2,12 +2,14 @@
 
 The footprint (``length`` x ``width`` m, centred on the base, front along body +x) is covered
 by ``n`` circles of radius ``width / 2`` spaced along the body axis. A move is blocked when a
-circle overlaps an obstacle (world sdf below the radius) or a pedestrian, or when the ground
-height under any probe point (circle centres plus front and rear bumper) changes by more
-than ``max_step_height`` during the step (a curb higher than the robot can climb; ramps
-change height gradually and pass). Blocked moves fall back, in order, to a slide along the
-obstacle (``collision_response="slide"``, sdf-gradient projection), a turn in place, and
-standing still. Every blocked full move counts as one contact.
+circle overlaps an obstacle (world sdf below the radius: ``rules.clearance_blocks``) or a
+pedestrian, or when the ground height under any probe point (circle centres plus front and
+rear bumper) changes during the step by a step the robot cannot climb (``rules.step_blocks``
+with ``max_step_height``: a curb higher than the robot can climb; a step of exactly the limit
+passes, as do ramps, which change height gradually). The LiDAR's step walls and the goal and
+spawn fields apply the same rules, so a robot is blocked exactly where they see a wall.
+Blocked moves fall back, in order, to a slide along the obstacle (``collision_response="slide"``,
+sdf-gradient projection), a turn in place, and standing still. Every blocked full move counts as one contact.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Literal
 import torch
 
 from urbanverse.errors import InputError
-from urbanverse.sim import kernels
+from urbanverse.sim import kernels, rules
 from urbanverse.sim.world_batch import WorldBatch
 
 
@@ -214,8 +216,8 @@ class Robot:
         nc = self.circles_b.shape[0]
         idx = world.flat_index(scene, probes)
         heights = world.ground_height.view(-1)[idx]
-        hit = (world.sdf.view(-1)[idx[:, :nc]] < r).any(dim=1)
-        hit |= ((heights - ref_heights).abs() > self.cfg.max_step_height).any(dim=1)
+        hit = rules.clearance_blocks(world.sdf.view(-1)[idx[:, :nc]], rules.clearance_limit(r)).any(dim=1)
+        hit |= rules.step_blocks(heights, ref_heights, rules.step_limit(self.cfg.max_step_height)).any(dim=1)
         if peds is not None and peds.shape[1] > 0:
             gap = (probes[:, :nc, None, :] - peds[:, None, :, :]).square().sum(-1)
             hit |= (gap < (r + ped_radius) ** 2).flatten(1).any(dim=1)
@@ -237,8 +239,8 @@ class Robot:
             dt,
             self.probes_b.numpy().astype("float64"),
             self.circles_b.shape[0],
-            cfg.radius,
-            cfg.max_step_height,
+            rules.clearance_limit(cfg.radius),
+            rules.step_limit(cfg.max_step_height),
             cfg.collision_response == "slide",
             peds.contiguous().numpy(),
             cfg.radius + ped_radius,

@@ -38,6 +38,7 @@ from urbanverse.paths import cache_dir
 from urbanverse.records import atomic_path
 from urbanverse.scene.ground import top_triangles
 from urbanverse.scene.record import SCENE_FILE, Scene, load_scene, resolve_inside
+from urbanverse.sim import rules
 
 log = logging.getLogger(__name__)
 
@@ -119,17 +120,20 @@ def signed_distance(occupancy: np.ndarray, resolution: float) -> np.ndarray:
 
 
 def step_edges(ground_height: np.ndarray, max_step: float) -> np.ndarray:
-    """Cells on either side of a ground step higher than ``max_step`` (m): ``(H, W)`` bool.
+    """Cells on either side of a ground step the robot cannot climb: ``(H, W)`` bool.
 
-    A step is a height change between 4-neighbour cells (a curb face); ramps change by far less
-    per cell and are not marked.
+    A step is a height change between 4-neighbour cells (a curb face) that blocks a robot with
+    climb limit ``max_step`` (m) by ``rules.step_blocks``, the rule the robot's collision check
+    applies; ramps change by far less per cell and are not marked.
     """
-    edges = np.zeros(ground_height.shape, dtype=bool)
+    heights = np.asarray(ground_height, dtype=np.float32)
+    limit = rules.step_limit(max_step)
+    edges = np.zeros(heights.shape, dtype=bool)
     for axis in (0, 1):
-        jump = np.abs(np.diff(ground_height, axis=axis)) > max_step
         lo = [slice(None), slice(None)]
         hi = [slice(None), slice(None)]
         lo[axis], hi[axis] = slice(None, -1), slice(1, None)
+        jump = rules.step_blocks(heights[tuple(hi)], heights[tuple(lo)], limit)
         edges[tuple(lo)] |= jump
         edges[tuple(hi)] |= jump
     return edges

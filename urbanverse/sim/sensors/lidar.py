@@ -9,7 +9,8 @@ from the cell centre (``r = table - (p - c) . d``). A scan is then one gather pe
 1024 x 64 beams cost well under a millisecond instead of tens. Pedestrians (vertical
 cylinders) are intersected analytically and override farther world hits. With
 ``LidarCfg.sees_steps`` the scan's walls are the obstacles plus the ground steps the robot cannot
-climb (``world.step_edges``), through a scan-specific sdf.
+climb (``world.step_edges``: the climb rule of ``sim.rules`` that also blocks the robot), through
+a scan-specific sdf.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 import numpy as np
 import torch
 
-from urbanverse.sim import kernels
+from urbanverse.sim import kernels, rules
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.sensors.lidar_data import LidarData
 from urbanverse.sim.world import CompiledWorld, save_npz, signed_distance, step_edges, world_cache_dir
@@ -27,7 +28,8 @@ from urbanverse.sim.world_batch import WorldBatch, pad_stack
 
 
 def scan_sdf(world: CompiledWorld, step_height: float | None) -> np.ndarray:
-    """Signed distance (H, W) m to what the scan sees: obstacles, plus steps over ``step_height`` m."""
+    """Signed distance (H, W) m to what the scan sees: obstacles, plus the ground steps that a robot
+    with climb limit ``step_height`` m cannot climb (``rules.step_blocks``)."""
     if step_height is None:
         return world.sdf
     return signed_distance(world.occupancy | step_edges(world.ground_height, step_height), world.resolution)
@@ -144,7 +146,7 @@ class Lidar:
     def _table(self, m: int) -> np.ndarray:
         """Range table (Hl, Wl, D) int16 centimetres for scene ``m`` (cached on disk)."""
         cfg, cw = self.cfg, self.world.worlds[m]
-        seen = "obstacles" if self.step_height is None else f"steps{self.step_height:g}"
+        seen = "obstacles" if self.step_height is None else f"steps{self.step_height:g}r{rules.RULES_VERSION}"
         path = world_cache_dir(cw.key) / (
             f"lidar_lut_{cfg.lut_resolution:g}_{cfg.lut_directions}_{cfg.max_range:g}"
             f"_{cfg.sphere_iterations}_{seen}.npz"

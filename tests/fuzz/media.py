@@ -94,13 +94,64 @@ def rotate_mp4(path: Path, degrees: int) -> Path:
 
 def declare_avi_size(path: Path, width: int, height: int) -> Path:
     """Overwrite the frame size that an AVI's headers declare (``avih`` and the stream's ``strf``)
-    without touching the frames: a hostile header."""
+    without touching the frames: a hostile header. A negative ``height`` means rows stored top-down
+    (as written here), a positive one bottom-up."""
     data = bytearray(path.read_bytes())
     at = data.find(b"avih")
     if at >= 0:
-        data[at + 8 + 32 : at + 8 + 40] = struct.pack("<II", width, height)
+        data[at + 8 + 32 : at + 8 + 40] = struct.pack("<II", width, abs(height))
     at = data.find(b"strf")
     if at >= 0:
         data[at + 12 : at + 20] = struct.pack("<ii", width, height)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def write_image(path: Path, bgr: np.ndarray, mode: str = "RGB") -> Path:
+    """Save ``bgr`` through Pillow converted to ``mode`` (``RGB``, ``RGBA``, ``L``, ``LA``, ``I;16``,
+    ``CMYK``, ``P``, ``1``, ``F``), in the format of ``path``'s suffix."""
+    from PIL import Image
+
+    rgb = Image.fromarray(np.ascontiguousarray(bgr[..., ::-1]))
+    if mode == "RGBA":
+        alpha = Image.fromarray(np.ascontiguousarray(bgr[..., 0]))
+        im = rgb.copy()
+        im.putalpha(alpha)
+    elif mode == "I;16":
+        grey = bgr.mean(axis=2).astype(np.uint16) * 257
+        im = Image.fromarray(grey)
+    elif mode == "F":
+        im = Image.fromarray(bgr.mean(axis=2).astype(np.float32) / 255.0)
+    else:
+        im = rgb.convert(mode)
+    im.save(path)
+    return path
+
+
+def png_declaring(path: Path, width: int, height: int) -> Path:
+    """Rewrite the size in a PNG's ``IHDR`` (with a valid checksum) without touching its pixel data."""
+    import zlib
+
+    data = bytearray(path.read_bytes())
+    data[16:24] = struct.pack(">II", width, height)
+    data[29:33] = struct.pack(">I", zlib.crc32(bytes(data[12:29])))
+    path.write_bytes(bytes(data))
+    return path
+
+
+def corrupt(path: Path, kind: str, where: float, flips: list[tuple[float, int]]) -> Path:
+    """Damage the file in place: ``truncate`` it at fraction ``where`` of its length, ``flip`` bytes
+    (each ``(fraction, value)``), or ``zero`` a run of bytes starting at ``where`` (a clobbered header
+    when ``where`` is small); ``none`` leaves it."""
+    data = bytearray(path.read_bytes())
+    n = len(data)
+    if kind == "truncate":
+        data = data[: int(where * n)]
+    elif kind == "flip":
+        for at, value in flips:
+            data[min(n - 1, int(at * n))] = value
+    elif kind == "zero":
+        start = int(where * n)
+        data[start : start + 64] = bytes(len(data[start : start + 64]))
     path.write_bytes(bytes(data))
     return path

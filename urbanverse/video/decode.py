@@ -113,7 +113,9 @@ def probe_video(path: Path) -> None:
     with container:
         streams = list(container.streams.video)
         if not streams:
-            raise InputError(f"{path}: no video stream (an audio-only or data file)")
+            raise InputError(
+                f"{path}: no video stream with frames (zero frames, or an audio-only or data file)"
+            )
         for stream in streams:
             ctx = stream.codec_context
             if ctx.width > 0 and ctx.height > 0:

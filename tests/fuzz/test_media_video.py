@@ -169,14 +169,15 @@ def videos(draw):
         st.one_of(
             st.sampled_from([(64, 48), (48, 64), (1, 1), (3, 5), (16, 16), (128, 16), (9999, 2)]),
             st.tuples(st.integers(1, 96), st.integers(1, 96)),
+            st.integers(16, 96).flatmap(lambda w: st.tuples(st.just(w), st.integers(max(16, w // 4), 96))),
         )
     )
     if flavour in EVEN_ONLY or flavour == "mov_mjpeg":
         size = (max(2, size[0] // 2 * 2), max(2, size[1] // 2 * 2))
     if size[0] * size[1] > 40_000:
         size = (size[0], max(1, 40_000 // size[0]))
-    n = draw(st.integers(0, 30))
-    fps = draw(st.sampled_from([5.0, 10.0, 12.5, 30.0]))
+    n = draw(st.one_of(st.integers(0, 40), st.integers(12, 30)))
+    fps = draw(st.sampled_from([5.0, 5.0, 10.0, 12.5, 30.0]))
     vfr = draw(st.booleans()) and flavour != "avi_raw"
     rotation = (
         draw(st.sampled_from([0, 90, 180, 270])) if flavour in ("mp4_h264", "mp4_mpeg4", "mov_mjpeg") else 0
@@ -217,7 +218,7 @@ def test_generated_videos(case, tmp_path_factory) -> None:
 
 @pytest.mark.slow
 @given(case=videos())
-@settings(max_examples=400, **SETTINGS)
+@settings(max_examples=1500, **SETTINGS)
 def test_generated_videos_long(case, tmp_path_factory) -> None:
     _fuzz_video(case, tmp_path_factory.getbasetemp() / "fuzz_video_long")
 
@@ -269,7 +270,7 @@ def test_generated_images(case, tmp_path_factory) -> None:
 
 @pytest.mark.slow
 @given(case=images())
-@settings(max_examples=600, **SETTINGS)
+@settings(max_examples=2000, **SETTINGS)
 def test_generated_images_long(case, tmp_path_factory) -> None:
     _fuzz_image(case, tmp_path_factory.getbasetemp() / "fuzz_image_long")
 

@@ -104,6 +104,11 @@ CORPUS = {
     "declares_65535x2": (lambda t: _declared(t, 65535, 2), "too small"),
     "truncated_10pc": (lambda t: _truncated(t, 0.1), "FFmpeg"),
     "truncated_99pc": (lambda t: _truncated(t, 0.99), "FFmpeg"),
+    # Found by the long run: a cut H.264 stream whose pixel format its headers do not give.
+    "truncated_h264_2x2": (
+        lambda t: corrupt(_video(t, "cut_tiny", pan_frames(0, 13, 2, 2), fps=5.0), "truncate", 0.8125, []),
+        "FFmpeg",
+    ),
     "audio_only": (None, "no video stream"),
     "image_rgba": (lambda t: _png(t, "rgba", 64, 48, "RGBA"), "ok"),
     "image_16bit": (lambda t: _png(t, "deep", 64, 48, "I;16"), "ok"),

@@ -118,10 +118,12 @@ def probe_video(path: Path) -> None:
             )
         for stream in streams:
             ctx = stream.codec_context
+            if ctx is None:  # a codec PyAV does not know: left to OpenCV
+                continue
             if ctx.width > 0 and ctx.height > 0:
                 check_frame_size(path, ctx.width, ctx.height, MAX_VIDEO_PIXELS)
             extradata = bytes(ctx.extradata or b"")
-            if ctx.name == "rawvideo" and extradata.startswith(b"BottomUp") and ctx.format.name == "bgr24":
+            if ctx.name == "rawvideo" and extradata.startswith(b"BottomUp") and ctx.pix_fmt == "bgr24":
                 raise InputError(
                     f"{path}: uncompressed bottom-up 24-bit video (a raw AVI) is not supported; "
                     "re-encode it, e.g. ffmpeg -i INPUT -c:v libx264 -pix_fmt yuv420p OUTPUT.mp4"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from pxr import Usd, UsdGeom, Vt
 from typer.testing import CliRunner
 
+from tests.cli.conftest import _restore_logging  # noqa: F401  (the CLI runs below set up logging)
 from tests.fuzz.media import corrupt
 from urbanverse.assets.ingest import IngestCfg, ingest
 from urbanverse.assets.store import AssetStore
@@ -100,6 +101,16 @@ def _gltf_pointing_at(t: Path, uri: str) -> Path:
     BOX.export(path)
     tree = json.loads(path.read_text())
     tree["buffers"][0]["uri"] = uri
+    path.write_text(json.dumps(tree))
+    return path
+
+
+def _gltf_declaring(t: Path, count: int) -> Path:
+    path = t / "declares.gltf"
+    BOX.export(path)
+    tree = json.loads(path.read_text())
+    for accessor in tree["accessors"]:
+        accessor["count"] = count
     path.write_text(json.dumps(tree))
     return path
 
@@ -186,6 +197,7 @@ CORPUS = {
     "stl_declares_4e9_faces": (_huge_stl, "no geometry"),
     "gltf_buffer_is_a_device": (lambda t: _gltf_pointing_at(t, "/dev/zero"), "outside the file's folder"),
     "gltf_buffer_escapes": (lambda t: _gltf_pointing_at(t, "../../secret.bin"), "outside the file's folder"),
+    "gltf_accessor_count_2e9": (lambda t: _gltf_declaring(t, 2_000_000_000), "cannot read mesh"),
     "gltf_buffer_missing": (lambda t: _gltf_pointing_at(t, "gone.bin"), "no such file"),
     "usd_counts_disagree": (
         lambda t: write_usd(t / "bad_counts.usda", BOX.vertices, [3, 1_000_000_000], [0, 1, 2]),

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.cli.conftest import _restore_logging  # noqa: F401  (the CLI runs below set up logging)
 from tests.fuzz.media import (
     FLAVOURS,
     corrupt,

@@ -125,6 +125,11 @@ CORPUS = {
         lambda t: corrupt(_png(t, "hdr", 64, 48), "zero", 0.0, []),
         "not a readable image",
     ),
+    "image_truncated_jpeg": (
+        lambda t: corrupt(_png(t, "cut", 64, 48, "RGB", ".jpg"), "truncate", 0.6, []),
+        "cut short",
+    ),
+    "image_truncated_png": (lambda t: corrupt(_png(t, "cut", 64, 48), "truncate", 0.95, []), "cut short"),
     "image_empty": (lambda t: corrupt(_png(t, "zero", 64, 48), "truncate", 0.0, []), "empty file"),
 }
 

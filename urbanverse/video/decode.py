@@ -267,9 +267,29 @@ def image_header_size(path: Path) -> tuple[int, int] | None:
         return None
 
 
+def image_is_truncated(path: Path) -> bool:
+    """Whether Pillow finds the image's pixel data cut short (OpenCV would decode what is there and fill
+    the rest with grey). JPEGs are decoded at an eighth of their size for this, which still reads the
+    whole stream."""
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with Image.open(path) as im:
+                im.draft("RGB", (max(1, im.width // 8), max(1, im.height // 8)))
+                im.load()
+    except OSError as exc:
+        return "truncated" in str(exc)
+    except Exception:  # anything else Pillow cannot do is left to OpenCV to judge
+        return False
+    return False
+
+
 def read_image(path: Path) -> np.ndarray:
-    """Read a still image as BGR uint8 (``InputError`` naming the file if it cannot be decoded or its
-    size is outside the limits; an alpha channel is dropped, grey, 16-bit and CMYK are converted)."""
+    """Read a still image as BGR uint8 (``InputError`` naming the file if it cannot be decoded, is cut
+    short, or its size is outside the limits; an alpha channel is dropped, grey, 16-bit and CMYK are
+    converted)."""
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: file not found")
@@ -278,6 +298,8 @@ def read_image(path: Path) -> np.ndarray:
     declared = image_header_size(path)
     if declared is not None:
         check_frame_size(path, *declared, MAX_IMAGE_PIXELS, what="image")
+        if image_is_truncated(path):
+            raise InputError(f"{path}: the image file is cut short (truncated): its pixel data ends early")
     try:
         with _opencv_quiet():
             img = cv2.imread(str(path), cv2.IMREAD_COLOR)

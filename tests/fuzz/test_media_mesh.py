@@ -227,8 +227,7 @@ def test_corpus(case: str, tmp_path: Path) -> None:
 
 
 @st.composite
-def meshes(draw):
-    fmt = draw(st.sampled_from(FORMATS))
+def meshes(draw, fmt: str):
     shape = draw(
         st.sampled_from(["box", "sphere", "two_boxes", "collinear", "flat", "fin", "empty", "noise"])
     )
@@ -307,17 +306,21 @@ def _fuzz_mesh(case, tmp: Path) -> None:
         event(f"reason={got.split(' (')[0].split(':')[0][:40]}")
 
 
-@given(case=meshes())
-@settings(max_examples=30, **SETTINGS)
-def test_generated_meshes(case, tmp_path_factory) -> None:
-    _fuzz_mesh(case, tmp_path_factory.getbasetemp() / "fuzz_mesh")
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+@settings(max_examples=4, **SETTINGS)
+def test_generated_meshes(fmt, data, tmp_path_factory) -> None:
+    """4 files per format in the default run."""
+    _fuzz_mesh(data.draw(meshes(fmt)), tmp_path_factory.getbasetemp() / "fuzz_mesh")
 
 
 @pytest.mark.slow
-@given(case=meshes())
-@settings(max_examples=500, **SETTINGS)
-def test_generated_meshes_long(case, tmp_path_factory) -> None:
-    _fuzz_mesh(case, tmp_path_factory.getbasetemp() / "fuzz_mesh_long")
+@pytest.mark.parametrize("fmt", FORMATS)
+@given(data=st.data())
+@settings(max_examples=80, **SETTINGS)
+def test_generated_meshes_long(fmt, data, tmp_path_factory) -> None:
+    """80 files per format."""
+    _fuzz_mesh(data.draw(meshes(fmt)), tmp_path_factory.getbasetemp() / "fuzz_mesh_long")
 
 
 # --- end to end: `urbanverse assets ingest` on a mixed batch ----------------------------------

@@ -174,8 +174,7 @@ def test_a_bad_image_late_in_a_folder_leaves_no_keyframes(tmp_path: Path) -> Non
 
 
 @st.composite
-def videos(draw):
-    flavour = draw(st.sampled_from(sorted(FLAVOURS)))
+def videos(draw, flavour: str):
     size = draw(
         st.one_of(
             st.sampled_from([(64, 48), (48, 64), (1, 1), (3, 5), (16, 16), (128, 16), (9999, 2)]),
@@ -221,17 +220,21 @@ def _fuzz_video(case, tmp: Path) -> None:
         assert got == "ok", got  # a well-formed, usable video works
 
 
-@given(case=videos())
-@settings(max_examples=24, **SETTINGS)
-def test_generated_videos(case, tmp_path_factory) -> None:
-    _fuzz_video(case, tmp_path_factory.getbasetemp() / "fuzz_video")
+@pytest.mark.parametrize("flavour", sorted(FLAVOURS))
+@given(data=st.data())
+@settings(max_examples=12, **SETTINGS)
+def test_generated_videos(flavour, data, tmp_path_factory) -> None:
+    """12 videos per container and codec in the default run."""
+    _fuzz_video(data.draw(videos(flavour)), tmp_path_factory.getbasetemp() / "fuzz_video")
 
 
 @pytest.mark.slow
-@given(case=videos())
-@settings(max_examples=1500, **SETTINGS)
-def test_generated_videos_long(case, tmp_path_factory) -> None:
-    _fuzz_video(case, tmp_path_factory.getbasetemp() / "fuzz_video_long")
+@pytest.mark.parametrize("flavour", sorted(FLAVOURS))
+@given(data=st.data())
+@settings(max_examples=300, **SETTINGS)
+def test_generated_videos_long(flavour, data, tmp_path_factory) -> None:
+    """300 videos per container and codec."""
+    _fuzz_video(data.draw(videos(flavour)), tmp_path_factory.getbasetemp() / "fuzz_video_long")
 
 
 IMAGE_MODES = {
@@ -244,8 +247,7 @@ IMAGE_MODES = {
 
 
 @st.composite
-def images(draw):
-    suffix = draw(st.sampled_from(sorted(IMAGE_MODES)))
+def images(draw, suffix: str):
     mode = draw(st.sampled_from(IMAGE_MODES[suffix]))
     size = draw(st.tuples(st.integers(1, 160), st.integers(1, 160)))
     declared = draw(st.sampled_from([None, None, None, (60000, 60000), (12000, 9000), (0, 48), (1, 1)]))
@@ -273,17 +275,21 @@ def _fuzz_image(case, tmp: Path) -> None:
         assert got == "ok", got  # a well-formed image of a usable size works
 
 
-@given(case=images())
-@settings(max_examples=30, **SETTINGS)
-def test_generated_images(case, tmp_path_factory) -> None:
-    _fuzz_image(case, tmp_path_factory.getbasetemp() / "fuzz_image")
+@pytest.mark.parametrize("suffix", sorted(IMAGE_MODES))
+@given(data=st.data())
+@settings(max_examples=10, **SETTINGS)
+def test_generated_images(suffix, data, tmp_path_factory) -> None:
+    """10 images per file format in the default run."""
+    _fuzz_image(data.draw(images(suffix)), tmp_path_factory.getbasetemp() / "fuzz_image")
 
 
 @pytest.mark.slow
-@given(case=images())
-@settings(max_examples=2000, **SETTINGS)
-def test_generated_images_long(case, tmp_path_factory) -> None:
-    _fuzz_image(case, tmp_path_factory.getbasetemp() / "fuzz_image_long")
+@pytest.mark.parametrize("suffix", sorted(IMAGE_MODES))
+@given(data=st.data())
+@settings(max_examples=400, **SETTINGS)
+def test_generated_images_long(suffix, data, tmp_path_factory) -> None:
+    """400 images per file format."""
+    _fuzz_image(data.draw(images(suffix)), tmp_path_factory.getbasetemp() / "fuzz_image_long")
 
 
 # --- end to end: `urbanverse gen` on the smallest bad cases -----------------------------------

@@ -78,7 +78,7 @@ def test_batch_keeps_good_files_and_rejects_bad_ones(files, tmp_path):
     assert set(reasons) == {"tower.stl", "cloud.ply", "corrupt.glb", "empty.obj"}
     assert "absurd scale" in reasons["tower.stl"]
     assert "no triangles" in reasons["cloud.ply"] or "no geometry" in reasons["cloud.ply"]
-    assert "cannot read" in reasons["corrupt.glb"]
+    assert "damaged GLB" in reasons["corrupt.glb"]
 
 
 def test_normalised_z_up_base_at_zero(files, tmp_path):
@@ -111,3 +111,16 @@ def test_usd_input(files, tmp_path):
     with AssetStore(tmp_path / "lib") as store:
         (slab,), _ = ingest([files / "slab.usda"], store, thumbnail=library_thumbnail)
     assert (slab.length, slab.width, slab.height) == pytest.approx((2.0, 1.0, 0.2))
+
+
+def test_usd_polygons_fan_triangulated_in_order():
+    """Triangles (first, i, i + 1) of each polygon, polygon by polygon, as a plain loop gives them."""
+    from urbanverse.assets.ingest import _fan_triangles
+
+    counts = np.array([3, 4, 5, 3])
+    indices = np.arange(counts.sum())[::-1] % 9
+    expected, start = [], 0
+    for n in counts:
+        expected += [[indices[start], indices[start + i], indices[start + i + 1]] for i in range(1, n - 1)]
+        start += n
+    assert _fan_triangles(counts, indices, 9).tolist() == expected

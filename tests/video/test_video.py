@@ -132,7 +132,7 @@ def test_still_image_and_folder(tmp_path: Path) -> None:
     assert one.working_size == (320, 240) and one.fps == 0.0
     pair = run_video(folder, tmp_path / "two")
     assert pair.mode == "images" and [k.frame for k in pair.keyframes] == [0, 1]
-    cv2.imwrite(str(folder / "view2.png"), np.zeros((10, 10, 3), np.uint8))
+    cv2.imwrite(str(folder / "view2.png"), np.zeros((24, 32, 3), np.uint8))
     with pytest.raises(InputError, match="view2.png.*differs"):
         run_video(folder, tmp_path / "three")
 

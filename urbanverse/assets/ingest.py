@@ -4,7 +4,13 @@ Each file is loaded, normalised (Z-up, metric scale, base at z = 0, centred in x
 into convex collision parts (one convex hull per connected component, the 32 largest kept), and
 annotated: values in an UrbanVerse-100K ``std_<uid>.json`` are kept and marked ``annotated``,
 everything else is measured or derived as for generated assets. Bad files are rejected one by
-one with a reason; the store is written in one transaction at the end.
+one with a one-line reason; the store is written in one transaction at the end, and each asset
+folder appears whole or not at all.
+
+Bounds, checked before or right after loading: a file of at most ``MAX_MESH_BYTES``; at most
+``MAX_FACES`` triangles; a glTF/GLB reads its external buffers and images only from regular files
+inside its own folder (no ``../``, absolute paths or devices), each at most ``MAX_MESH_BYTES``; a
+USD mesh's face counts and indices must agree with its points.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ import dataclasses
 import hashlib
 import json
 import math
+import struct
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,9 +41,16 @@ from urbanverse.assets.record import (
 )
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
+from urbanverse.records import atomic_dir
 
 MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
 MAX_PARTS = 32
+#: Largest mesh file (and external glTF buffer) read, bytes: 512 MiB.
+MAX_MESH_BYTES = 512 * 1024**2
+#: Most triangles in one ingested file (a detailed street asset has well under a million).
+MAX_FACES = 5_000_000
+#: Longest reason kept for a rejected file (characters).
+_MAX_REASON = 240
 #: Sizes outside this range (largest extent, m) are rejected as absurdly scaled.
 SCALE_LIMITS_M = (0.02, 150.0)
 # UrbanVerse-100K fields copied as they are (marked "annotated") when present and well-typed.
@@ -99,35 +114,113 @@ def find_mesh_files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _load_usd(path: Path) -> trimesh.Trimesh:
-    from pxr import Usd, UsdGeom
+def _one_line(text: str) -> str:
+    """``text`` on one line (whitespace runs collapsed), cut to ``_MAX_REASON`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 3] + "..."
 
-    stage = Usd.Stage.Open(str(path))
+
+def _fan_triangles(counts: np.ndarray, indices: np.ndarray, n_points: int) -> np.ndarray:
+    """Fan-triangulate polygons given by USD's ``faceVertexCounts`` / ``faceVertexIndices``; the
+    ``(F, 3)`` triangles, or ``RejectedFile`` when the arrays disagree with each other or the points."""
+    counts = counts.astype(np.int64).ravel()
+    indices = indices.astype(np.int64).ravel()
+    if counts.size and (counts.min() < 3 or counts.sum() != indices.size):
+        raise RejectedFile(
+            f"bad USD mesh: faceVertexCounts (sum {int(counts.sum())}, min {int(counts.min())}) do not "
+            f"match {indices.size} faceVertexIndices"
+        )
+    if indices.size and (indices.min() < 0 or indices.max() >= n_points):
+        raise RejectedFile(f"bad USD mesh: faceVertexIndices outside the {n_points} points")
+    n_tri = int((counts - 2).sum()) if counts.size else 0
+    if n_tri > MAX_FACES:
+        raise RejectedFile(f"{n_tri} triangles, over the limit of {MAX_FACES}")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    poly = np.repeat(np.arange(counts.size), counts - 2)  # the polygon of each triangle
+    k = np.arange(n_tri) - np.repeat(np.cumsum(counts - 2) - (counts - 2), counts - 2)  # 0.. within it
+    first = starts[poly]
+    return np.stack([indices[first], indices[first + k + 1], indices[first + k + 2]], axis=1)
+
+
+def _load_usd(path: Path) -> trimesh.Trimesh:
+    from pxr import Tf, Usd, UsdGeom
+
+    try:
+        stage = Usd.Stage.Open(str(path))
+    except Tf.ErrorException:
+        stage = None
     if stage is None:
-        raise RejectedFile("not a USD stage")
+        raise RejectedFile("not a USD file that USD can open (corrupt or another format)")
     z_up = UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
     scale = UsdGeom.GetStageMetersPerUnit(stage)
+    if not (math.isfinite(scale) and scale > 0):
+        raise RejectedFile(f"bad USD metersPerUnit {scale}")
     meshes = []
     cache = UsdGeom.XformCache()
     for prim in stage.Traverse():
         if not prim.IsA(UsdGeom.Mesh):
             continue
         mesh = UsdGeom.Mesh(prim)
-        points = np.asarray(mesh.GetPointsAttr().Get(), dtype=np.float64)
-        counts = np.asarray(mesh.GetFaceVertexCountsAttr().Get())
-        indices = np.asarray(mesh.GetFaceVertexIndicesAttr().Get())
-        faces, start = [], 0
-        for n in counts:  # fan-triangulate polygons
-            faces += [[indices[start], indices[start + i], indices[start + i + 1]] for i in range(1, n - 1)]
-            start += n
+        points, counts, indices = (
+            mesh.GetPointsAttr().Get(),
+            mesh.GetFaceVertexCountsAttr().Get(),
+            mesh.GetFaceVertexIndicesAttr().Get(),
+        )
+        if points is None or counts is None or indices is None:
+            continue  # a mesh prim without geometry
+        points = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+        faces = _fan_triangles(np.asarray(counts), np.asarray(indices), len(points))
         matrix = np.asarray(cache.GetLocalToWorldTransform(prim)).T
         meshes.append(trimesh.Trimesh(points, faces, process=False).apply_transform(matrix))
     if not meshes:
-        raise RejectedFile("no UsdGeom.Mesh prims")
+        raise RejectedFile("no UsdGeom.Mesh prims with points and faces")
     merged = trimesh.util.concatenate(meshes).apply_scale(scale)
     if not z_up:
         merged.apply_transform(trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)))
     return merged
+
+
+def _gltf_tree(path: Path) -> dict:
+    """The JSON of a ``.gltf`` file or of a ``.glb`` file's first chunk (``RejectedFile`` if unreadable)."""
+    data = path.read_bytes()
+    if path.suffix.lower() == ".glb":
+        if len(data) < 20 or data[:4] != b"glTF":
+            raise RejectedFile("not a GLB file (no glTF header)")
+        length, kind = struct.unpack_from("<I4s", data, 12)
+        if kind != b"JSON" or 20 + length > len(data):
+            raise RejectedFile("damaged GLB file (its JSON chunk is missing or cut short)")
+        data = data[20 : 20 + length]
+    try:
+        tree = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RejectedFile(f"not valid glTF JSON ({exc})") from None
+    if not isinstance(tree, dict):
+        raise RejectedFile("not valid glTF JSON (not an object)")
+    return tree
+
+
+def _check_gltf_references(path: Path) -> None:
+    """``RejectedFile`` unless every external buffer or image of the glTF/GLB ``path`` is a regular file
+    of at most ``MAX_MESH_BYTES`` inside the file's folder (embedded ``data:`` URIs are fine)."""
+    tree = _gltf_tree(path)
+    folder = path.parent.resolve()
+    for key in ("buffers", "images"):
+        items = tree.get(key, [])
+        if not isinstance(items, list):
+            raise RejectedFile(f"glTF '{key}' is not a list")
+        for i, item in enumerate(items):
+            uri = item.get("uri") if isinstance(item, dict) else None
+            if uri is None or (isinstance(uri, str) and uri.startswith("data:")):
+                continue
+            if not isinstance(uri, str):
+                raise RejectedFile(f"glTF {key}[{i}].uri is not a string")
+            target = (folder / urllib.parse.unquote(uri)).resolve()
+            if not target.is_relative_to(folder):
+                raise RejectedFile(f"glTF {key}[{i}].uri {uri!r} points outside the file's folder")
+            if not target.is_file():
+                raise RejectedFile(f"glTF {key}[{i}].uri {uri!r}: no such file beside it")
+            if target.stat().st_size > MAX_MESH_BYTES:
+                raise RejectedFile(f"glTF {key}[{i}].uri {uri!r} is over {MAX_MESH_BYTES >> 20} MiB")
 
 
 def load_normalised(
@@ -140,6 +233,8 @@ def load_normalised(
         scene = trimesh.Scene(merged)
         y_up = False
     else:
+        if suffix in (".gltf", ".glb"):
+            _check_gltf_references(path)
         scene = trimesh.load(path, force="scene")
         y_up = suffix in (".glb", ".gltf") or cfg.up == "y"
     if not scene.geometry:
@@ -147,6 +242,9 @@ def load_normalised(
     meshes = [g for g in scene.dump() if isinstance(g, trimesh.Trimesh) and len(g.faces)]
     if not meshes:
         raise RejectedFile("no triangles (a point cloud or an empty file)")
+    n_faces = sum(len(m.faces) for m in meshes)
+    if n_faces > MAX_FACES:
+        raise RejectedFile(f"{n_faces} triangles, over the limit of {MAX_FACES}")
     merged = trimesh.util.concatenate(meshes)
     if y_up:
         up = trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0))
@@ -165,7 +263,10 @@ def load_normalised(
     merged.apply_transform(transform)
     size = merged.extents.max()
     if not SCALE_LIMITS_M[0] <= size <= SCALE_LIMITS_M[1]:
-        raise RejectedFile(f"absurd scale: largest extent {size:.3g} m (pass --scale for other units)")
+        raise RejectedFile(
+            f"absurd scale: largest extent {size:.3g} m, outside "
+            f"{SCALE_LIMITS_M[0]:g}-{SCALE_LIMITS_M[1]:g} m (pass --scale for other units)"
+        )
     return scene, merged
 
 
@@ -256,6 +357,11 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
         raise RejectedFile("file not found")
     if path.suffix.lower() not in MESH_SUFFIXES:
         raise RejectedFile(f"not a mesh file ({path.suffix or 'no suffix'})")
+    size = path.stat().st_size
+    if size == 0:
+        raise RejectedFile("empty file (0 bytes)")
+    if size > MAX_MESH_BYTES:
+        raise RejectedFile(f"file of {size >> 20} MiB, over the limit of {MAX_MESH_BYTES >> 20} MiB")
     annotation: dict = {}
     sidecar = path.with_suffix(".json")
     if path.stem.startswith("std_") and sidecar.is_file():
@@ -267,13 +373,13 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
             raise RejectedFile(f"annotation {sidecar.name} is not a JSON object")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     height = annotation.get("height")
-    height = float(height) if isinstance(height, int | float) and height > 0 else None
+    height = float(height) if isinstance(height, int | float) and 0 < height < math.inf else None
     try:
         scene, merged = load_normalised(path, cfg, height)
     except RejectedFile:
         raise
     except Exception as exc:  # loaders raise many types on corrupt input
-        raise RejectedFile(f"cannot read mesh ({type(exc).__name__}: {exc})") from None
+        raise RejectedFile(f"cannot read mesh ({type(exc).__name__}: {_one_line(exc)})") from None
     material = _material_key(list(annotation.get("materials") or []), cfg.material)
     colour = (
         tuple(float(c) / 255 for c in merged.visual.main_color[:3])
@@ -295,12 +401,11 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
     )
     asset = _overlay(asset, annotation) if annotation else asset
     asset = dataclasses.replace(asset, thumbnail=THUMBNAIL_FILE)
-    folder = out_root / uid
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / asset.visual_mesh).write_bytes(scene.export(file_type="glb"))
-    visual = [VisualPart("visual", merged, colour)]
-    thumbnail(visual).save(folder / THUMBNAIL_FILE)
-    save_asset(asset, folder, None, [p.mesh for p in parts])
+    with atomic_dir(out_root / uid) as folder:  # whole or not at all
+        (folder / asset.visual_mesh).write_bytes(scene.export(file_type="glb"))
+        visual = [VisualPart("visual", merged, colour)]
+        thumbnail(visual).save(folder / THUMBNAIL_FILE)
+        save_asset(asset, folder, None, [p.mesh for p in parts])
     return asset
 
 
@@ -321,7 +426,11 @@ def ingest(
         try:
             accepted.append(ingest_file(path, store.root / "ingested", cfg, thumbnail=thumbnail))
         except RejectedFile as exc:
-            rejected.append(Rejected(path, str(exc)))
+            rejected.append(Rejected(path, _one_line(exc)))
+        except (OSError, MemoryError, ValueError, ArithmeticError, IndexError, TypeError) as exc:
+            # A file that broke a step after loading: the batch goes on without it.
+            reason = f"internal error on this file ({type(exc).__name__}: {_one_line(exc)})"
+            rejected.append(Rejected(path, reason))
         if progress:
             progress(1)
     if accepted:

@@ -213,7 +213,8 @@ def run_video(path: Path, work_dir: Path, cfg: VideoCfg | None = None) -> Keyfra
     ``path`` may be a video file, a still image (one keyframe, ``mode="image"``) or a folder of same-size
     stills taken in order (``mode="images"``). Raises ``InputError`` (one line naming the file) for a
     missing file, something that is not a video/image, a video with zero frames, one shorter than
-    ``cfg.min_seconds`` or one whose codec cannot be decoded.
+    ``cfg.min_seconds``, one whose codec cannot be decoded, or frames outside the size limits of
+    :mod:`urbanverse.video.decode`; on any failure no keyframe file is left in ``work_dir``.
     """
     cfg = cfg or VideoCfg()
     path, work_dir = Path(path), Path(work_dir)
@@ -221,12 +222,16 @@ def run_video(path: Path, work_dir: Path, cfg: VideoCfg | None = None) -> Keyfra
         raise InputError(f"{path}: file not found")
     work_dir.mkdir(parents=True, exist_ok=True)
     _clear_old(work_dir)
-    if path.is_dir():
-        kfs = _run_stills(list_images(path), path, work_dir, cfg)
-    elif path.suffix.lower() in IMAGE_SUFFIXES:
-        kfs = _run_stills([path], path, work_dir, cfg)
-    else:
-        kfs = _run_video_file(path, work_dir, cfg)
+    try:
+        if path.is_dir():
+            kfs = _run_stills(list_images(path), path, work_dir, cfg)
+        elif path.suffix.lower() in IMAGE_SUFFIXES:
+            kfs = _run_stills([path], path, work_dir, cfg)
+        else:
+            kfs = _run_video_file(path, work_dir, cfg)
+    except BaseException:  # a bad file late in a folder, Ctrl-C: no keyframes of a run that failed
+        _clear_old(work_dir)
+        raise
     save_keyframes(kfs, work_dir)
     log.info("video: %d keyframes from %s (%s)", len(kfs.keyframes), path, kfs.mode)
     return kfs

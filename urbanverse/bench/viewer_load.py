@@ -173,11 +173,20 @@ class ViewerClient:
         await self.send({"type": "GuiUpdateMessage", "uuid": uuid, "updates": {"value": value}})
 
     async def open_scene(self, name: str) -> float:
-        """Click "Open <name>"; seconds until the title names the scene."""
+        """Click "Open <name>"; seconds until the scene is drawn anew and the title names it."""
         button = await self.wait_for(lambda: self.find(f"Open {name}", "GuiButtonMessage"), "scene list")
+        # the viewer draws its first scene on connecting; each drawing rebuilds the layer toggles, so a
+        # new "objects" toggle and the title naming the scene mean this click was answered (not an
+        # earlier drawing of the same scene)
+        before = await self.wait_for(lambda: self.find("objects", "GuiCheckboxMessage"), "first scene drawn")
         start = time.perf_counter()
         await self.set_value(button, True)
-        await self.wait_for(lambda: (self.markdown("**") or "").startswith(f"**{name}**"), f"title {name}")
+
+        def drawn() -> bool:
+            toggle = self.find("objects", "GuiCheckboxMessage")
+            return toggle not in (None, before) and (self.markdown("**") or "").startswith(f"**{name}**")
+
+        await self.wait_for(drawn, f"title {name}")
         return time.perf_counter() - start
 
     async def show_variant(self, object_id: str, uid: str, is_cousin: bool) -> float:
@@ -189,7 +198,8 @@ class ViewerClient:
             await self.wait_for(lambda: object_id in self.gui[dropdown].options, f"option {object_id}")
             await self.set_value(dropdown, object_id)
             await self.wait_for(
-                lambda: (self.markdown("### ") or "").startswith(f"### {object_id}\n"), f"{object_id} table"
+                lambda: (self.markdown("### ") or "").startswith(f"### {object_id}\n"),
+                f"{object_id} table (title {self.markdown('**')!r:.30})",
             )
         variant = self.find("shown asset", "GuiDropdownMessage")
         await self.wait_for(lambda: uid in self.gui[variant].options, f"option {uid}")
@@ -201,7 +211,7 @@ class ViewerClient:
             text = self.markdown(f"### {object_id}\n") or ""
             return (want in text) if want else ("shown cousin" not in text and uid in text)
 
-        await self.wait_for(shown, f"{uid} shown")
+        await self.wait_for(shown, f"{uid} shown (shown asset {self.gui[variant].value!r})")
         return time.perf_counter() - start
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from urbanverse.viewer.guard import install as install_guard
 from urbanverse.viewer.scene_panel import ScenePanel
 
 log = logging.getLogger(__name__)
+
+#: Threads that run the browsers' actions (each browser's one at a time).
+ACTION_THREADS = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,6 +88,7 @@ class ViewerApp:
         self.cache = ViewerCache()
         self.library = Library(cfg.library if cfg.library is not None else default_library())
         self.sessions: dict[int, Session] = {}
+        self.executor = ThreadPoolExecutor(max_workers=ACTION_THREADS, thread_name_prefix="viewer")
         self._sessions_lock = threading.Lock()
         self.server = viser.ViserServer(host=cfg.host, port=cfg.port, label="UrbanVerse", verbose=False)
         self.guard = install_guard(self.server, cfg.max_message_bytes)
@@ -109,20 +114,20 @@ class ViewerApp:
     def _connect(self, client) -> None:
         tabs = client.gui.add_tab_group()
         with tabs.add_tab("Scenes"):
-            scenes = ScenePanel(client, self.root, self.cache)
+            scenes = ScenePanel(client, self.root, self.cache, self.executor, first=self.first_scene)
         with tabs.add_tab("Assets"):
-            assets = AssetPanel(client, self.library, on_back=lambda: self._back_to_scene(scenes))
+            assets = AssetPanel(client, self.library, lambda: self._back_to_scene(scenes), self.executor)
         with self._sessions_lock:
             if client.client_id not in self.server.get_clients():
                 return  # gone while its tabs were built
             self.sessions[client.client_id] = Session(scenes, assets)
-        if self.first_scene is not None:
-            name = self.first_scene
-            scenes.actions.submit("open", lambda: scenes.open(name))
 
     def _disconnect(self, client) -> None:
         with self._sessions_lock:
-            self.sessions.pop(client.client_id, None)
+            session = self.sessions.pop(client.client_id, None)
+        if session is not None:
+            session.scenes.actions.close()
+            session.assets.actions.close()
 
     @property
     def port(self) -> int:
@@ -143,6 +148,7 @@ class ViewerApp:
     def close(self) -> None:
         """Stop serving and release the asset store."""
         self.server.stop()
+        self.executor.shutdown(wait=True, cancel_futures=True)
         self.library.close()
 
 

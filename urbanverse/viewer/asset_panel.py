@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from urbanverse.assets.record import Asset
 from urbanverse.assets.store import DB_FILE, AssetStore, SearchFilter
 from urbanverse.errors import InputError
 from urbanverse.viewer.geometry import CameraView, asset_rows, markdown_table, object_glb
-from urbanverse.viewer.scene_panel import ActionQueue, set_camera
+from urbanverse.viewer.scene_panel import ActionQueue, on_browser, set_camera
 
 log = logging.getLogger(__name__)
 
@@ -69,14 +69,14 @@ class Library:
 
 class AssetPanel:
     """Builds the Assets tab inside the current GUI container of one browser (a viser
-    ``ClientHandle``); ``on_back`` runs when it returns to the scene."""
+    ``ClientHandle``); ``on_back`` runs when it returns to the scene; actions run on ``executor``."""
 
-    def __init__(self, client, library: Library, on_back):
+    def __init__(self, client, library: Library, on_back, executor: Executor):
         self.client = client
         self.library = library
         self.on_back = on_back
         self.hits: dict[str, Asset] = {}
-        self.actions = ActionQueue(self._show_error)
+        self.actions = ActionQueue(executor, self._show_error)
         self._build_gui()
         self.actions.start()
 
@@ -106,9 +106,9 @@ class AssetPanel:
         self.thumbnail = gui.add_image(np.full((8, 8, 3), 236, np.uint8), format="png", visible=False)
         self.details = gui.add_markdown("")
         self.back_button = gui.add_button("Back to scene", visible=False)
-        self.search_button.on_click(lambda _e: self.actions.submit("search", self.search))
-        self.result.on_update(lambda _e: self.actions.submit("show", lambda: self.show(self.result.value)))
-        self.back_button.on_click(lambda _e: self.actions.submit("back", self.back))
+        self.search_button.on_click(on_browser(self.actions, "search", lambda _v: self.search()))
+        self.result.on_update(on_browser(self.actions, "show", self.show))
+        self.back_button.on_click(on_browser(self.actions, "back", lambda _v: self.back()))
 
     def search(self) -> None:
         """Run the search in the GUI fields and list the hits."""

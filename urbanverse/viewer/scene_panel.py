@@ -21,6 +21,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
@@ -63,35 +64,46 @@ def set_camera(client, view: CameraView) -> None:
 
 
 class ActionQueue:
-    """Runs a panel's actions one at a time on the thread that asks first; while one runs, a newer
-    request of the same kind replaces the waiting one (latest wins, order of kinds kept). Bad input
-    met by an action (``InputError``) goes to ``on_error`` instead of the log as a traceback. Actions
+    """A panel's actions, run one at a time on ``executor`` (a thread pool shared by every panel);
+    while one runs, a newer request of the same kind replaces the waiting one (latest wins, order of
+    kinds kept). ``submit`` never blocks, so it may be called from viser's event loop. Bad input met
+    by an action (``InputError``) goes to ``on_error`` instead of the log as a traceback. Actions
     asked for before ``start()`` (a browser clicking while its panel is still being built) wait."""
 
-    def __init__(self, on_error: Callable[[InputError], None]):
+    def __init__(self, executor: Executor, on_error: Callable[[InputError], None]):
+        self._executor = executor
         self._pending: OrderedDict[str, Callable[[], None]] = OrderedDict()
         self._lock = threading.Lock()
         self._running = True  # until start()
+        self._closed = False
         self._on_error = on_error
 
     def start(self) -> None:
         """Begin running actions (those already asked for first)."""
         with self._lock:
-            self._running = False
-            if not self._pending:
-                return
-            kind, action = self._pending.popitem(last=False)
-        self.submit(kind, action)
+            self._running = bool(self._pending)
+        if self._running:
+            self._executor.submit(self._drain)
+
+    def close(self) -> None:
+        """Drop waiting actions and refuse new ones (the browser left)."""
+        with self._lock:
+            self._closed = True
+            self._pending.clear()
 
     def submit(self, kind: str, action: Callable[[], None]) -> None:
-        """Run ``action`` now, or after the running one when this queue is busy (replacing a waiting
-        action of the same ``kind``)."""
+        """Run ``action`` after the running one (replacing a waiting action of the same ``kind``)."""
         with self._lock:
+            if self._closed:
+                return
             self._pending.pop(kind, None)
             self._pending[kind] = action
             if self._running:
                 return
             self._running = True
+        self._executor.submit(self._drain)
+
+    def _drain(self) -> None:
         while True:
             with self._lock:
                 if not self._pending:
@@ -102,17 +114,36 @@ class ActionQueue:
                 action()
             except InputError as exc:
                 self._on_error(exc)
-            except BaseException:
-                with self._lock:
-                    self._running = False
-                raise
+            except Exception:
+                log.exception("viewer: an action failed")
+
+
+def on_browser(actions: ActionQueue, kind: str, act: Callable[[object], None]) -> Callable:
+    """A viser callback (GUI input update or click) that queues ``act(value)`` on ``actions`` when a
+    browser caused the event. It is async, so viser runs it on its event loop as each message
+    arrives: actions queue in the order the browser sent them, each with the value the browser
+    chose (``None`` for a scene click), even if a scene opening meanwhile resets the inputs. The
+    panel's own changes, which viser also reports, are already drawn and queue nothing."""
+
+    async def callback(event) -> None:
+        if event.client_id is not None:
+            target = getattr(event, "target", None)
+            value = getattr(target, "value", None)
+            actions.submit(kind, lambda: act(value))
+
+    return callback
 
 
 class ScenePanel:
     """Builds the Scenes tab inside the current GUI container of one browser (a viser ``ClientHandle``)
-    and draws the scene that browser selects."""
+    and draws the scene that browser selects, starting with the scene called ``first``."""
 
-    def __init__(self, client, scenes_root: Path, cache: ViewerCache):
+    def __init__(
+        self, client, scenes_root: Path, cache: ViewerCache, executor: Executor, first: str | None = None
+    ):
+        self.actions = ActionQueue(executor, self._show_error)
+        if first is not None:  # before the buttons exist: the browser's own clicks come after it
+            self.actions.submit("open", lambda: self.open(first))
         self.client = client
         self.gui, self.api = client.gui, client.scene
         self.root = Path(scenes_root).resolve()
@@ -124,7 +155,6 @@ class ScenePanel:
         self._lock = threading.RLock()
         self._layer_handles: list = []
         self._collision_built = False
-        self.actions = ActionQueue(self._show_error)
         self._build_gui()
         self.actions.start()
 
@@ -143,7 +173,7 @@ class ScenePanel:
                     continue
                 gui.add_image(thumb, label=name, format="png")
                 button = gui.add_button(f"Open {name}", hint=f"Show scene {name!r} in 3D")
-                button.on_click(lambda _e, n=name: self.actions.submit("open", lambda: self.open(n)))
+                button.on_click(on_browser(self.actions, "open", lambda _v, n=name: self.open(n)))
         self.title = gui.add_markdown("No scene open.")
         self.layers_folder = gui.add_folder("Layers")
         with gui.add_folder("Selected object"):
@@ -155,24 +185,10 @@ class ScenePanel:
             self.map_image = gui.add_image(np.full((8, 8, 3), 230, np.uint8), format="png")
         self.screenshot_button = gui.add_button("Screenshot", hint="Download a PNG of the 3D view")
         # each action keeps the value the browser chose (a scene opening meanwhile resets the inputs)
-        self.object_dropdown.on_update(self._on_browser("select", self.select))
-        self.variant_dropdown.on_update(self._on_browser("variant", self._show_variant))
-        self.fly_button.on_click(lambda _e: self.actions.submit("camera", self._fly_to_selection))
-        self.screenshot_button.on_click(lambda _e: self.actions.submit("screenshot", self._screenshot))
-
-    def _selector(self, object_id: str) -> Callable[[], None]:
-        return lambda: self.select(object_id)
-
-    def _on_browser(self, kind: str, act: Callable[[object], None]) -> Callable:
-        """An input's update callback: queues ``act(value)`` when the browser changed the value (this
-        panel's own changes, also reported by viser, are already drawn)."""
-
-        def update(event) -> None:
-            if event.client_id is not None:
-                value = event.target.value
-                self.actions.submit(kind, lambda: act(value))
-
-        return update
+        self.object_dropdown.on_update(on_browser(self.actions, "select", self.select))
+        self.variant_dropdown.on_update(on_browser(self.actions, "variant", self._show_variant))
+        self.fly_button.on_click(on_browser(self.actions, "camera", lambda _v: self._fly_to_selection()))
+        self.screenshot_button.on_click(on_browser(self.actions, "screenshot", lambda _v: self._screenshot()))
 
     def _show_error(self, exc: InputError) -> None:
         log.warning("viewer: %s", exc)
@@ -188,7 +204,7 @@ class ScenePanel:
                 self._toggle(f"ground: {kind}", f"/scene/ground/{kind}", True)
             self._toggle("objects", "/scene/objects", True)
             collision = gui.add_checkbox("collision parts", False)
-            collision.on_update(self._on_browser("collision", self._set_collision))
+            collision.on_update(on_browser(self.actions, "collision", self._set_collision))
             self._layer_handles.append(collision)
             if scene.walkable_area:
                 self._toggle("walkable area", "/scene/walkable", False)
@@ -196,7 +212,7 @@ class ScenePanel:
                 self._toggle("camera path", "/scene/camera_path", True)
             if self.episodes:
                 episode = gui.add_dropdown("episode", (NO_EPISODE, *self.episodes))
-                episode.on_update(self._on_browser("episode", self._show_episode))
+                episode.on_update(on_browser(self.actions, "episode", self._show_episode))
                 self._layer_handles.append(episode)
 
     def _toggle(self, label: str, node: str, initial: bool) -> None:
@@ -259,7 +275,7 @@ class ScenePanel:
             wxyz=yaw_wxyz(obj.yaw),
             position=tuple(obj.position),
         )
-        handle.on_click(lambda _e, oid=obj.id: self.actions.submit("select", self._selector(oid)))
+        handle.on_click(on_browser(self.actions, "select", lambda _v, oid=obj.id: self.select(oid)))
 
     def _draw_objects(self) -> None:
         self.api.add_frame("/scene/objects", show_axes=False)

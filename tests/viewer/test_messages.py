@@ -250,7 +250,7 @@ def test_random_messages_are_dropped_seeded(session, caplog) -> None:
 
 @pytest.mark.slow
 def test_random_messages_are_dropped_long(session, caplog) -> None:
-    @settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
     @given(frames=st.lists(_frames, min_size=1, max_size=8), updates=st.lists(_updates, max_size=4))
     def check(frames, updates) -> None:
         _fuzz(session, frames, updates, caplog)

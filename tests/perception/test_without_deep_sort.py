@@ -59,6 +59,7 @@ def test_detection_and_tracking_run_without_the_embedder(no_deep_sort, vtest_fra
     assert result.tracks.embedding_dim == 0
 
 
+@pytest.mark.slow
 def test_gen_runs_and_report_says_what_was_lost(no_deep_sort, tmp_path) -> None:
     import cv2
 

@@ -1,4 +1,4 @@
-"""Fixtures for the viewer tests: a scenes folder with one modified copy of the example scene."""
+"""Fixtures for the viewer tests: a scenes folder with two modified copies of the example scene."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from tests.conftest import EXAMPLE_SCENE, edit_scene_json
 
 #: Object given a cousin in ``scenes_dir`` (the bin's asset) and the cousin's uid.
 COUSIN_OBJECT, COUSIN_UID = "bench_1", "bin_round_a"
+#: The scenes of ``scenes_dir``: the example with the cousin and an episode, and a plain second copy.
+SCENES = ("example", "example_b")
 
 
 @pytest.fixture(scope="session")
 def scenes_dir(tmp_path_factory) -> Path:
-    """``<tmp>/scenes/example``: the example scene plus a cousin on ``bench_1`` and a recorded episode."""
+    """``<tmp>/scenes/example``: the example scene plus a cousin on ``bench_1`` and a recorded episode;
+    ``<tmp>/scenes/example_b``: the example scene named ``example_b``."""
     root = tmp_path_factory.mktemp("scenes")
     scene = root / "example"
     shutil.copytree(EXAMPLE_SCENE, scene, ignore=shutil.ignore_patterns("physics_check.json"))
@@ -29,4 +32,7 @@ def scenes_dir(tmp_path_factory) -> Path:
     (scene / "episodes").mkdir()
     episode = {"positions": [[-15.0, 5.0], [-8.0, 5.0], [0.0, 0.0], [8.0, -5.0]], "goal": [8.0, -5.0]}
     (scene / "episodes" / "ep_000.json").write_text(json.dumps({**episode, "success": True}))
+    second = root / SCENES[1]
+    shutil.copytree(EXAMPLE_SCENE, second, ignore=shutil.ignore_patterns("physics_check.json"))
+    edit_scene_json(second, lambda data: data.update(name=SCENES[1]))
     return root

@@ -19,7 +19,7 @@ from urbanverse.viewer import catalog, geometry, topdown
 
 
 def test_list_scenes_folder_of_scenes_and_single_scene(scenes_dir: Path) -> None:
-    assert list(catalog.list_scenes(scenes_dir)) == ["example"]
+    assert list(catalog.list_scenes(scenes_dir)) == ["example", "example_b"]
     assert list(catalog.list_scenes(scenes_dir / "example")) == ["example"]
 
 

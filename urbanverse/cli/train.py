@@ -141,7 +141,13 @@ def eval_command(
     device: Annotated[str, typer.Option(help="cpu or cuda[:i].")] = "cpu",
     json_out: JsonFlag = False,
     out: Annotated[
-        Path | None, typer.Option("-o", "--out", help="Folder for results (default: <run>/eval).")
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Folder for results (default: <run>/eval beside a training run, else "
+            "./eval/<policy folder name>: never inside a shipped policy's folder).",
+        ),
     ] = None,
     animate: Annotated[
         int | None,

@@ -24,6 +24,7 @@ from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.proposal_placing import PROPOSAL_LABEL
 from urbanverse.layout.scale_check import SizeScale, scale_warning
 from urbanverse.layout.stage import measured_size_scale
+from urbanverse.perception.models import NO_EMBEDDER_WARNING, embedder_available
 from urbanverse.records import record, save_json
 from urbanverse.scene.record import SCENE_FILE, load_scene
 
@@ -122,6 +123,7 @@ def run_scene_stages(
         *recon.warnings,
         *([size_note] if size_note else []),
         *notes.get("warnings", []),
+        *([] if embedder_available() else [NO_EMBEDDER_WARNING]),
     ]
     total, video_s = time.perf_counter() - start, max(shot.seconds, 1e-9)
     report = GenReport(

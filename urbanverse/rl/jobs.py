@@ -136,7 +136,8 @@ class EvalCfg:
     device: str = "cpu"
     """``cpu`` or ``cuda[:i]``."""
     out: Path | None = None
-    """Folder for the results; None: ``<run>/eval``."""
+    """Folder for the results; None: ``<run>/eval`` beside a training run, else
+    ``./eval/<policy folder name>`` (:func:`default_eval_dir`)."""
     animate: int | None = None
     """Episodes in the top-down animation (0: none); None: ``DEFAULT_ANIMATED_EPISODES`` where
     matplotlib is installed, else none, so that evaluation never needs a plotting library."""
@@ -182,6 +183,20 @@ def run_dir_of(checkpoint: Path) -> Path:
     return run_dir.parent if run_dir.name == "checkpoints" else run_dir
 
 
+#: The file that marks a training run folder (the runner writes one row per iteration).
+RUN_MARKER = "progress.csv"
+
+
+def default_eval_dir(checkpoint: Path) -> Path:
+    """Where ``eval`` writes without ``--out``: ``<run>/eval`` beside a training run (a folder holding
+    ``progress.csv``), else ``./eval/<name of the checkpoint's folder>``, so that evaluating a
+    shipped policy (``policies/<name>/policy.pt``) never writes into the policy's own folder."""
+    run_dir = run_dir_of(Path(checkpoint))
+    if (run_dir / RUN_MARKER).is_file():
+        return run_dir / "eval"
+    return Path("eval") / run_dir.resolve().name
+
+
 def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
     """Evaluate ``cfg.checkpoint``: success rate, SPL, collisions and route completion per scene
     and overall, written to ``results.json`` and ``results.md`` in ``cfg.out``, with the episode
@@ -208,7 +223,7 @@ def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
         bits = int(cfg.quantize[3:])
         loaded, _ = quantize_policy(loaded, scene_dirs, bits, cfg.calibration_steps, cfg.seed, cfg.device)
     run_dir = run_dir_of(cfg.checkpoint)
-    out = cfg.out or run_dir / "eval"
+    out = cfg.out or default_eval_dir(cfg.checkpoint)
     out.mkdir(parents=True, exist_ok=True)
     log.info("evaluating %d scenes x %d episodes", len(scene_dirs), cfg.episodes)
     results, trajs, env = evaluate(loaded, scene_dirs, cfg.episodes, cfg.seed, cfg.device, record=animate)
@@ -218,7 +233,7 @@ def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
     if "quantization" in loaded.meta:
         results["quantization"] = loaded.meta["quantization"]
     files = write_evaluation(results, trajs, env, out, cfg.video_format)
-    if plots and (run_dir / "progress.csv").is_file():
+    if plots and (run_dir / RUN_MARKER).is_file():
         from urbanverse.rl.plots import plot_learning_curve
 
         files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))

@@ -8,7 +8,12 @@ Markdown) and server-side screenshots (``client.get_render``). Its HTTP server s
 own client files; scene data reaches the browser over the websocket, read by this package
 from inside the scenes folder only (``catalog``).
 
+Every browser gets its own tabs (what one opens or selects does not move the others), drawn from
+data read once for all of them; every message a browser sends is checked before viser reads it.
+
 Modules: ``catalog`` (which scene folders and episode files may be read), ``topdown`` (PIL
-maps and thumbnails), ``geometry`` (meshes, cameras, attribute tables: plain data),
-``scene_panel`` and ``asset_panel`` (the two tabs), ``app`` (server and configuration).
+maps and thumbnails), ``geometry`` (meshes, cameras, attribute tables: plain data), ``cache``
+(scenes, meshes, maps and assets shared by all browsers, bounded), ``guard`` (the checks on
+browsers' websocket messages), ``scene_panel`` and ``asset_panel`` (the two tabs, one per browser),
+``app`` (server and configuration).
 """

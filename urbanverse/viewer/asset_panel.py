@@ -1,16 +1,16 @@
 """The "Assets" tab of the viewer: search the asset library (text + filters), look at an asset in 3D.
 
-The library's SQLite connection belongs to one thread, so every store call runs on a
-single worker thread that owns the ``AssetStore`` (viser runs callbacks on a thread pool).
-While an asset is shown, the scene (``/scene``) is hidden and the asset stands at the
-origin (``/asset``); "Back to scene" restores the scene.
+The library's SQLite connection belongs to one thread, so every store call of every browser runs
+on the one worker thread of a shared ``Library`` that owns the ``AssetStore`` (viser runs callbacks
+on a thread pool). Each browser has its own panel: while it shows an asset, its scene (``/scene``)
+is hidden and the asset stands at the origin (``/asset``); "Back to scene" restores the scene.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ from urbanverse.assets.record import Asset
 from urbanverse.assets.store import DB_FILE, AssetStore, SearchFilter
 from urbanverse.errors import InputError
 from urbanverse.viewer.geometry import CameraView, asset_rows, markdown_table, object_glb
-from urbanverse.viewer.scene_panel import set_camera
+from urbanverse.viewer.scene_panel import ActionQueue, on_browser, set_camera
 
 log = logging.getLogger(__name__)
 
@@ -30,43 +30,73 @@ NO_RESULT = "(none)"
 MAX_RESULTS = 30
 
 
-class AssetPanel:
-    """Builds the Assets tab inside the current GUI container. ``library``: a library folder or None."""
+class Library:
+    """The asset library shared by every browser: one thread owns the ``AssetStore``.
+    ``library``: a library folder or None."""
 
-    def __init__(self, server, library: Path | None, on_back):
-        self.server = server
-        self.library = Path(library) if library is not None else None
-        self.on_back = on_back
+    def __init__(self, library: Path | None):
+        self.root = Path(library) if library is not None else None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="asset-store")
         self._store: AssetStore | None = None
-        self.hits: dict[str, Asset] = {}
-        self._build_gui()
+        self._summary: tuple[list[str], int] | None = None
 
-    def _call(self, fn, *args):
+    def call(self, fn, *args):
         """Run ``fn(store, *args)`` on the store's thread and return its result."""
 
         def run():
             if self._store is None:
-                self._store = AssetStore(self.library)
+                self._store = AssetStore(self.root)
             return fn(self._store, *args)
 
         return self._worker.submit(run).result()
 
     def available(self) -> bool:
-        """Whether a library database exists at ``library``."""
-        return self.library is not None and (self.library / DB_FILE).is_file()
+        """Whether a library database exists at ``root``."""
+        return self.root is not None and (self.root / DB_FILE).is_file()
+
+    def summary(self) -> tuple[list[str], int]:
+        """The library's L3 categories (sorted) and its asset count, read once."""
+        if self._summary is None:
+            self._summary = self.call(lambda store: (sorted(store.count_by("l3")), len(store)))
+        return self._summary
+
+    def close(self) -> None:
+        """Close the store on its thread and stop the thread."""
+        if self._store is not None:
+            self._worker.submit(self._store.close).result()
+        self._worker.shutdown(wait=True)
+
+
+class AssetPanel:
+    """Builds the Assets tab inside the current GUI container of one browser (a viser
+    ``ClientHandle``); ``on_back`` runs when it returns to the scene; actions run on ``executor``."""
+
+    def __init__(self, client, library: Library, on_back, executor: Executor):
+        self.client = client
+        self.library = library
+        self.on_back = on_back
+        self.hits: dict[str, Asset] = {}
+        self.actions = ActionQueue(executor, self._show_error)
+        self._build_gui()
+        self.actions.start()
+
+    def _show_error(self, exc: InputError) -> None:
+        log.warning("viewer: %s", exc)
+        self.details.content = f"**cannot show**: {exc}"
+
+    def _call(self, fn, *args):
+        return self.library.call(fn, *args)
 
     def _build_gui(self) -> None:
-        gui = self.server.gui
-        if not self.available():
+        gui = self.client.gui
+        if not self.library.available():
             gui.add_markdown(
-                f"No asset library at `{self.library}`. Build one with `urbanverse assets build` "
+                f"No asset library at `{self.library.root}`. Build one with `urbanverse assets build` "
                 "or pass `--library DIR`."
             )
             return
-        categories = self._call(lambda store: sorted(store.count_by("l3")))
-        total = self._call(len)
-        gui.add_markdown(f"Library `{self.library.name}`: {total} assets.")
+        categories, total = self.library.summary()
+        gui.add_markdown(f"Library `{self.library.root.name}`: {total} assets.")
         self.query = gui.add_text("query", "", hint="Words describing the asset, e.g. 'wooden bench'")
         self.category = gui.add_dropdown("category", (ANY_CATEGORY, *categories))
         self.max_height = gui.add_number("max height (m)", 0.0, min=0.0, step=0.1, hint="0: no limit")
@@ -76,9 +106,9 @@ class AssetPanel:
         self.thumbnail = gui.add_image(np.full((8, 8, 3), 236, np.uint8), format="png", visible=False)
         self.details = gui.add_markdown("")
         self.back_button = gui.add_button("Back to scene", visible=False)
-        self.search_button.on_click(lambda _e: self.search())
-        self.result.on_update(lambda _e: self.show(self.result.value))
-        self.back_button.on_click(lambda _e: self.back())
+        self.search_button.on_click(on_browser(self.actions, "search", lambda _v: self.search()))
+        self.result.on_update(on_browser(self.actions, "show", self.show))
+        self.back_button.on_click(on_browser(self.actions, "back", lambda _v: self.back()))
 
     def search(self) -> None:
         """Run the search in the GUI fields and list the hits."""
@@ -115,7 +145,7 @@ class AssetPanel:
             self.thumbnail.image = np.asarray(Image.open(thumb).convert("RGB"))
             self.thumbnail.visible = True
         self.details.content = f"### {asset.uid}\n" + markdown_table(asset_rows(asset))
-        api = self.server.scene
+        api = self.client.scene
         scene = api.get_handle_by_name("/scene")
         if scene is not None:
             scene.visible = False
@@ -127,19 +157,13 @@ class AssetPanel:
         size = max(asset.length, asset.width, asset.height, 0.3)
         target = (0.0, 0.0, asset.height / 2)
         eye = (1.3 * size, -1.9 * size, 0.5 * asset.height + 1.0 * size)
-        set_camera(self.server, CameraView(eye, target, math.radians(50.0)))
+        set_camera(self.client, CameraView(eye, target, math.radians(50.0)))
 
     def back(self) -> None:
         """Hide the asset and show the scene again."""
-        self.server.scene.remove_by_name("/asset")
-        scene = self.server.scene.get_handle_by_name("/scene")
+        self.client.scene.remove_by_name("/asset")
+        scene = self.client.scene.get_handle_by_name("/scene")
         if scene is not None:
             scene.visible = True
         self.back_button.visible = False
         self.on_back()
-
-    def close(self) -> None:
-        """Close the store on its thread and stop the thread."""
-        if self._store is not None:
-            self._worker.submit(self._store.close).result()
-        self._worker.shutdown(wait=True)

@@ -165,7 +165,7 @@ def _choose(page, label: str, option: str) -> None:
 
 
 def test_scene_list_shows_example(page) -> None:
-    page.get_by_text("Open example").wait_for(timeout=30_000)
+    page.get_by_role("button", name="Open example", exact=True).wait_for(timeout=30_000)
     assert page.get_by_text("11 objects").count() >= 1
 
 

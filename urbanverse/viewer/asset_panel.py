@@ -125,6 +125,7 @@ class AssetPanel:
         )
         self.result.options = (NO_RESULT, *self.hits)
         self.result.value = next(iter(self.hits), NO_RESULT)
+        self.show(self.result.value)  # the panel's own choice queues no action: show the first hit here
 
     def show(self, uid: str) -> None:
         """Show the asset ``uid`` (from the last search) in 3D with its attributes."""

@@ -48,17 +48,20 @@ def build_library(
     """Build the procedural catalogue of ``size`` assets into ``store`` and its vector index.
 
     ``progress(n)`` is told of every ``n`` assets measured; ``indexing()`` once before the index is
-    built (so that the first search starts fast). Returns the number of assets in the library.
+    built (so that the first search starts fast). Returns the number of assets in the library. Holds
+    the library's writer lock throughout; a killed build leaves whole batches of records, and a
+    rerun writes the same records again (each is deterministic from its generator and seed).
     """
     from urbanverse.assets.catalogue import build_catalogue
 
     if size < 1 or workers < 1:
         raise InputError("--size and --workers must be at least 1")
-    build_catalogue(store, size, workers, progress=progress)
-    if indexing is not None:
-        indexing()
-    store.search("bench", k=1)  # any query builds the vector index once
-    return len(store)
+    with store.writing():
+        build_catalogue(store, size, workers, progress=progress)
+        if indexing is not None:
+            indexing()
+        store.search("bench", k=1)  # any query builds the vector index once
+        return len(store)
 
 
 @dataclass(frozen=True)

@@ -253,7 +253,7 @@ def ingest_command(
         raise InputError(f"--scale: must be positive, got {scale}")
     cfg = IngestCfg(up=up, scale=scale, category=category, material=material)
     console = Console(highlight=False)
-    with _open_store(library, must_exist=False) as store, _progress() as bar:
+    with _open_store(library, must_exist=False) as store, store.writing(), _progress() as bar:
         task = bar.add_task("ingesting", total=None)
         accepted, rejected = ingest(
             paths, store, cfg, progress=lambda n: bar.advance(task, n), thumbnail=library_thumbnail

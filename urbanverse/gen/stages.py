@@ -180,7 +180,8 @@ class StageRunner:
         ``given``: values the table starts from, by name, each with its cache key (e.g. the keyframes
         of one shot). ``first``: the position of ``stages[0]`` in the whole table, which numbers the
         folders (a per-shot run continues the video stage's numbering). The first failure sets
-        every running stage's ``stop``, waits for them, and is raised."""
+        every running stage's ``stop``, waits for them, and is raised; a ``KeyboardInterrupt`` sets
+        ``stop`` and is raised at once."""
         outputs = {n: value for n, (value, _) in given.items()}
         keys = self.keys
         keys.update({n: key for n, (_, key) in given.items()})
@@ -192,10 +193,8 @@ class StageRunner:
         pending = list(enumerate(stages, start=first))
         stop = threading.Event()
         running: dict[Future, Stage] = {}
-        with (
-            ThreadPoolExecutor(PARALLEL_STAGES, thread_name_prefix="stage") as pool,
-            _opencv_threads() as opencv_running,
-        ):
+        pool = ThreadPoolExecutor(PARALLEL_STAGES, thread_name_prefix="stage")
+        with _opencv_threads() as opencv_running:
             try:
                 while pending or running:
                     for item in [p for p in pending if all(i in outputs for i in p[1].inputs)]:
@@ -217,9 +216,17 @@ class StageRunner:
                         stage = running.pop(future)
                         opencv_running(len(running))
                         outputs[stage.name] = future.result()
+            except KeyboardInterrupt:
+                # Ctrl-C: the stages see ``stop``; the caller need not wait for those that cannot
+                # stop at once (COLMAP), as every stage's stored output survives a kill.
+                stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
             except BaseException:
                 stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
+            pool.shutdown(wait=True)
         return outputs
 
     def _run_one(self, stage: Stage, key: str, args: list, cfg: Any, env: StageEnv) -> Any:

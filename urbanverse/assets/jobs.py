@@ -6,14 +6,16 @@ choose how to show it.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from urbanverse.assets.store import DB_FILE, AssetStore
 from urbanverse.errors import InputError
+from urbanverse.locks import folder_lock
 
 if TYPE_CHECKING:
     from urbanverse.assets.verify import DropResult
@@ -36,6 +38,16 @@ def open_library(library: Path | None = None, must_exist: bool = True) -> AssetS
     if must_exist and not (root / DB_FILE).is_file():
         raise InputError(f"{root}: no asset library here; build one with `urbanverse assets build`")
     return AssetStore(root)
+
+
+@contextlib.contextmanager
+def library_writer(library: Path | None = None) -> Iterator[AssetStore]:
+    """The library at ``library_root(library)`` opened for writing, its writer lock held while the block
+    runs. The lock is taken before the store is opened, so a writer refused (``FolderLocked``, naming
+    the one writing) has touched nothing; readers open the store without it."""
+    root = library_root(library)
+    with folder_lock(root, "asset library writer"), AssetStore(root) as store:
+        yield store
 
 
 def build_library(

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 #: Stages running at once: the machine the defaults are sized for has two cores.
 PARALLEL_STAGES = 2
+#: Seconds between the runner's checks for Ctrl-C while stages run.
+WAKE_S = 0.2
 
 C = TypeVar("C")
 
@@ -211,7 +213,9 @@ class StageRunner:
                     if not running:
                         blocked = ", ".join(s.name for _, s in pending)
                         raise ValueError(f"stages {blocked} wait on each other")
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    # Woken now and then: a Ctrl-C delivered to a stage's thread is only acted on when
+                    # this (main) thread runs Python code.
+                    done, _ = wait(running, timeout=WAKE_S, return_when=FIRST_COMPLETED)
                     for future in done:
                         stage = running.pop(future)
                         opencv_running(len(running))

@@ -61,7 +61,6 @@ def _check_stopped(stopped, sig: signal.Signals) -> None:
 
 
 def _resumes_to_the_same_scene(video: Path, out: Path, uninterrupted: dict) -> dict:
-    assert not (out / "scene.json").exists()
     result = runner.invoke(app, ["gen", str(video), "-o", str(out), "--json"])
     assert result.exit_code == 0, result.output
     for name in FINAL:
@@ -77,6 +76,7 @@ def _resumes_to_the_same_scene(video: Path, out: Path, uninterrupted: dict) -> d
 def test_a_run_stopped_in_a_stage_resumes_to_the_same_scene(walk_video, uninterrupted, tmp_path, stage, sig):
     out = tmp_path / "scene"  # the folder's name is the scene's: the same as the uninterrupted run's
     _check_stopped(_stop_in(stage, walk_video, out, sig), sig)
+    assert not (out / "scene.json").exists()
     report = _resumes_to_the_same_scene(walk_video, out, uninterrupted)
     before = STAGES[: STAGES.index(stage)]
     assert set(report["cached_stages"]) >= set(before) - BESIDE

@@ -21,9 +21,9 @@ from urbanverse.assets.store import AssetStore, SearchFilter
 from urbanverse.cli import app
 
 runner = CliRunner()
-#: Catalogue size of the default run's build (one batch of records) and of the long run's (three
+#: Catalogue size of the default run's build (one batch of records) and of the long run's (two
 #: batches: the catalogue commits 500 records at a time).
-SIZE, LONG_SIZE = 60, 1100
+SIZE, LONG_SIZE = 60, 600
 #: Meshes ingested by the ingest runs.
 MESHES = 8
 

@@ -56,7 +56,7 @@ class RawReconstruction:
     without one."""
 
 
-#: COLMAP's own log (glog), written beside the scratch folder of :func:`run_sfm` unless told otherwise.
+#: COLMAP's own log (glog): the camera stage keeps it in its work folder (``run_sfm(log_file=...)``).
 COLMAP_LOG = "colmap.log"
 _glog_guard = threading.Lock()
 
@@ -117,12 +117,15 @@ def run_sfm(
     candidate with the most consistent keyframes is kept; its other keyframes are deregistered before
     the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
     the focal length and the good part with it. Scratch files (databases, models) go to ``work``;
-    COLMAP's own log to ``log_file`` (default: ``colmap.log`` beside ``work``), not the terminal.
+    COLMAP's own log to ``log_file`` (default: ``colmap.log`` in ``work``), not the terminal.
     Returns None when COLMAP builds no model.
     """
     import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
 
-    with _colmap_log(pycolmap, log_file or work.parent / COLMAP_LOG):
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    with _colmap_log(pycolmap, log_file or work / COLMAP_LOG):
         return _run_sfm(pycolmap, image_dir, names, intr, work, p, consistent, on_fallback)
 
 
@@ -137,9 +140,6 @@ def _run_sfm(
     on_fallback: Callable[[], None] | None,
 ) -> RawReconstruction | None:
     """The body of :func:`run_sfm`, run while COLMAP's log goes to its file."""
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
     first = ("colmap" if few_features(intr, names, p) else "opencv") if p.features == "auto" else p.features
     extractors = [first] + ([{"colmap": "opencv", "opencv": "colmap"}[first]] if p.fallback_features else [])
     timings: dict[str, float] = {}

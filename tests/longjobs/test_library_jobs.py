@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -49,9 +50,16 @@ def library_state(root: Path) -> dict:
 
 def _stopped_then_rerun(args: list[str], library: Path, sig: signal.Signals, delay: float) -> None:
     """Start ``urbanverse ARGS`` on ``library``, stop it with ``sig`` ``delay`` s after it took the
-    library's lock, check how it ended and that the library opens, and run the command again."""
-    stopped = run_until(args, locked_by_a_command(library), sig, delay)
-    assert stopped.interrupted, "the job finished before the signal"
+    library's lock, check how it ended and that the library opens, and run the command again. A job
+    that ended before the signal took effect (exit 0: a Ctrl-C as it exits) is run again from scratch
+    and stopped at half the delay, so that every call stops a job that is working."""
+    for _ in range(4):
+        stopped = run_until(args, locked_by_a_command(library), sig, delay)
+        if stopped.returncode != 0:
+            break
+        shutil.rmtree(library)
+        delay /= 2
+    assert stopped.interrupted and stopped.returncode != 0, "the job finished before the signal"
     if sig == signal.SIGINT:
         assert stopped.returncode == 130, stopped.stderr[-800:]
         assert "Traceback" not in stopped.stderr, stopped.stderr[-2000:]

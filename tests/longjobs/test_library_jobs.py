@@ -51,15 +51,16 @@ def library_state(root: Path) -> dict:
 def _stopped_then_rerun(args: list[str], library: Path, sig: signal.Signals, delay: float) -> None:
     """Start ``urbanverse ARGS`` on ``library``, stop it with ``sig`` ``delay`` s after it took the
     library's lock, check how it ended and that the library opens, and run the command again. A job
-    that ended before the signal took effect (exit 0: a Ctrl-C as it exits) is run again from scratch
-    and stopped at half the delay, so that every call stops a job that is working."""
+    whose work was done when the signal took effect (exit 0, or Python ended by SIGINT while it shut
+    down, without the command's line) is run again from scratch and stopped at half the delay, so
+    that every call stops a job that is working."""
     for _ in range(4):
         stopped = run_until(args, locked_by_a_command(library), sig, delay)
-        if stopped.returncode != 0:
+        if stopped.returncode not in (0, -signal.SIGINT):
             break
         shutil.rmtree(library)
         delay /= 2
-    assert stopped.interrupted and stopped.returncode != 0, "the job finished before the signal"
+    assert stopped.interrupted and stopped.returncode not in (0, -signal.SIGINT), "the job had finished"
     if sig == signal.SIGINT:
         assert stopped.returncode == 130, stopped.stderr[-800:]
         assert "Traceback" not in stopped.stderr, stopped.stderr[-2000:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import signal
 import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -110,8 +111,13 @@ def iter_records(entries: list[CatalogueEntry], workers: int = 2, chunk: int = 5
     if workers <= 1:
         yield from map(_records_chunk, chunks)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts) as pool:
         yield from pool.map(_records_chunk, chunks)
+
+
+def _ignore_interrupts() -> None:
+    """Workers leave Ctrl-C to the parent process, which stops the pool (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def build_catalogue(

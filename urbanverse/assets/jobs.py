@@ -6,14 +6,16 @@ choose how to show it.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from urbanverse.assets.store import DB_FILE, AssetStore
 from urbanverse.errors import InputError
+from urbanverse.locks import folder_lock
 
 if TYPE_CHECKING:
     from urbanverse.assets.verify import DropResult
@@ -38,6 +40,16 @@ def open_library(library: Path | None = None, must_exist: bool = True) -> AssetS
     return AssetStore(root)
 
 
+@contextlib.contextmanager
+def library_writer(library: Path | None = None) -> Iterator[AssetStore]:
+    """The library at ``library_root(library)`` opened for writing, its writer lock held while the block
+    runs. The lock is taken before the store is opened, so a writer refused (``FolderLocked``, naming
+    the one writing) has touched nothing; readers open the store without it."""
+    root = library_root(library)
+    with folder_lock(root, "asset library writer"), AssetStore(root) as store:
+        yield store
+
+
 def build_library(
     store: AssetStore,
     size: int,
@@ -48,17 +60,20 @@ def build_library(
     """Build the procedural catalogue of ``size`` assets into ``store`` and its vector index.
 
     ``progress(n)`` is told of every ``n`` assets measured; ``indexing()`` once before the index is
-    built (so that the first search starts fast). Returns the number of assets in the library.
+    built (so that the first search starts fast). Returns the number of assets in the library. Holds
+    the library's writer lock throughout; a killed build leaves whole batches of records, and a
+    rerun writes the same records again (each is deterministic from its generator and seed).
     """
     from urbanverse.assets.catalogue import build_catalogue
 
     if size < 1 or workers < 1:
         raise InputError("--size and --workers must be at least 1")
-    build_catalogue(store, size, workers, progress=progress)
-    if indexing is not None:
-        indexing()
-    store.search("bench", k=1)  # any query builds the vector index once
-    return len(store)
+    with store.writing():
+        build_catalogue(store, size, workers, progress=progress)
+        if indexing is not None:
+            indexing()
+        store.search("bench", k=1)  # any query builds the vector index once
+        return len(store)
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,16 @@ Layout of a library folder::
     ingested/<uid>/   asset folders of ingested files (generated assets live in the mesh cache)
 
 Writes happen in one transaction, so a crash leaves the store as before; SQLite's WAL mode lets
-several processes search while one writes. Many assets share one description, so texts are
-embedded once each.
+several processes search while one writes. One process writes at a time: writers hold the folder's
+lock (:meth:`AssetStore.writing`, ``urbanverse.locks``), and a second writer is refused at once with
+a message naming the first. Many assets share one description, so texts are embedded once each.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -27,13 +29,16 @@ import numpy as np
 from urbanverse.assets.embed import EMBED_DIM, embed_texts
 from urbanverse.assets.record import Asset
 from urbanverse.errors import InputError
-from urbanverse.records import atomic_path, parse_record, record_to_dict
+from urbanverse.locks import folder_lock
+from urbanverse.records import atomic_path, parse_record, record_to_dict, save_json
 
 DB_FILE = "assets.sqlite"
 INDEX_FILE = "texts.hnsw"
 INDEX_META = "texts.hnsw.json"
 #: Below this many candidate texts after filtering, rank them exactly instead of using the index.
 EXACT_SEARCH_MAX = 20_000
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS texts (id INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, vector BLOB NOT NULL);
@@ -139,10 +144,17 @@ class AssetStore:
             raise
 
     # ----------------------------------------------------------------- writing
+    def writing(self) -> contextlib.AbstractContextManager:
+        """Hold the library's writer lock while the block runs (re-entrant in one process); a job that
+        writes more than records (an ingest's asset folders) holds it around all of it.
+        ``FolderLocked`` (exit 2, naming the holder) when another process writes the library."""
+        return folder_lock(self.root, "asset library writer")
+
     def add(self, assets: Iterable[Asset], vectors: dict[str, np.ndarray] | None = None) -> int:
         """Insert or replace ``assets`` in one transaction; returns how many were written.
 
         Descriptions not yet in the store are embedded (or taken from ``vectors``, text -> unit vector).
+        Takes the writer lock (:meth:`writing`).
         """
         assets = list(assets)
         texts = {search_text(a) for a in assets}
@@ -151,7 +163,7 @@ class AssetStore:
         given = vectors or {}
         to_embed = [t for t in missing if t not in given]
         embedded = dict(zip(to_embed, embed_texts(to_embed), strict=True))
-        with self._transaction() as db:
+        with self.writing(), self._transaction() as db:
             for text in missing:
                 vector = np.asarray(given.get(text, embedded.get(text)), dtype=np.float32)
                 cur = db.execute("INSERT INTO texts (text, vector) VALUES (?, ?)", (text, vector.tobytes()))
@@ -250,10 +262,18 @@ class AssetStore:
         path, meta = self.root / INDEX_FILE, self.root / INDEX_META
         index = hnswlib.Index(space="ip", dim=EMBED_DIM)
         covered = 0
-        if path.is_file() and meta.is_file():
-            covered = json.loads(meta.read_text())["texts"]
-            index.load_index(str(path), max_elements=max(n_texts, 1))
-        else:
+        if path.is_file():
+            try:
+                index.load_index(str(path), max_elements=max(n_texts, 1))
+                # The index covers the first ``count`` texts by id (texts are only ever appended). Its
+                # own count, not the side file's: two processes extending it at once may replace the
+                # index and the side file in opposite orders.
+                covered = index.get_current_count()
+            except RuntimeError as exc:  # unreadable: rebuilt (it is derived from the database)
+                log.warning("%s: unreadable vector index (%s); rebuilding it", path, exc)
+                index = hnswlib.Index(space="ip", dim=EMBED_DIM)
+        if covered == 0 or covered > n_texts:
+            covered, index = 0, hnswlib.Index(space="ip", dim=EMBED_DIM)
             index.init_index(max_elements=max(n_texts, 1), ef_construction=100, M=16)
         if covered < n_texts:
             rows = self._db.execute("SELECT id, vector FROM texts ORDER BY id LIMIT -1 OFFSET ?", (covered,))
@@ -262,7 +282,7 @@ class AssetStore:
             index.add_items(vectors, np.array([r[0] for r in rows]))
             with atomic_path(path) as tmp:
                 index.save_index(str(tmp))
-            meta.write_text(json.dumps({"texts": n_texts}))
+            save_json({"texts": n_texts}, meta)  # for people and tools; the index's own count rules
         index.set_ef(64)
         self._index, self._index_count = index, n_texts
         return index

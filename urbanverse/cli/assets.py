@@ -52,12 +52,12 @@ def build_command(
     """Build the procedural catalogue: assets measured, annotated, embedded and indexed (meshes lazily)."""
     import time
 
-    from urbanverse.assets.jobs import build_library
+    from urbanverse.assets.jobs import build_library, library_writer
 
     if size < 1 or workers < 1:
         raise InputError("--size and --workers must be at least 1")
     start = time.perf_counter()
-    with _open_store(library, must_exist=False) as store, _progress() as bar:
+    with library_writer(library) as store, _progress() as bar:
         task = bar.add_task("measuring + annotating", total=size)
         total = build_library(
             store,
@@ -242,6 +242,7 @@ def ingest_command(
     from rich.console import Console
 
     from urbanverse.assets.ingest import IngestCfg, ingest
+    from urbanverse.assets.jobs import library_writer
     from urbanverse.assets.material_table import MATERIALS
     from urbanverse.render.thumbnail import library_thumbnail
 
@@ -253,7 +254,7 @@ def ingest_command(
         raise InputError(f"--scale: must be positive, got {scale}")
     cfg = IngestCfg(up=up, scale=scale, category=category, material=material)
     console = Console(highlight=False)
-    with _open_store(library, must_exist=False) as store, _progress() as bar:
+    with library_writer(library) as store, _progress() as bar:
         task = bar.add_task("ingesting", total=None)
         accepted, rejected = ingest(
             paths, store, cfg, progress=lambda n: bar.advance(task, n), thumbnail=library_thumbnail

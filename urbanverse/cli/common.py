@@ -6,6 +6,8 @@ import functools
 import json
 import math
 import os
+import sys
+import threading
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,8 +46,27 @@ def _fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+#: Exit status of a command stopped by Ctrl-C (SIGINT), as shells report a process ended by SIGINT.
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(exc: KeyboardInterrupt) -> None:
+    """One line and exit 130. The long jobs keep what they finished (each survives SIGKILL), so the
+    line says how to go on; ``exc``'s text, when a job gave one, says it for that job. Work still
+    running on other threads (a gen stage inside COLMAP) is not waited for: the process ends at once,
+    which leaves the same state a kill does."""
+    how = str(exc) or "what finished is kept; run the same command again to resume"
+    typer.echo(f"error: interrupted (Ctrl-C); {how}", err=True)
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+    raise typer.Exit(EXIT_INTERRUPTED)
+
+
 def cli_command(fn):
-    """Map exceptions to exit codes: InputError / missing dependency -> 2, anything else -> 1.
+    """Map exceptions to exit codes: InputError / missing dependency -> 2, Ctrl-C -> 130 (one line),
+    anything else -> 1.
 
     Set ``URBANVERSE_DEBUG=1`` to see the traceback of internal errors.
     """
@@ -54,8 +75,10 @@ def cli_command(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except (typer.Exit, typer.Abort):
             raise
+        except KeyboardInterrupt as exc:
+            _interrupted(exc)
         except (InputError, MissingDependencyError) as exc:
             _fail(str(exc), 2)
         except Exception as exc:

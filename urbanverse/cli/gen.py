@@ -13,6 +13,7 @@ import typer
 
 from urbanverse.cli.common import JsonFlag, cli_command, print_json
 from urbanverse.errors import InputError
+from urbanverse.locks import folder_lock
 
 
 @cli_command
@@ -90,16 +91,19 @@ def gen_command(
         if running:
             status.update(", ".join(f"[bold]{name}[/bold]" for name in running) + " running")
 
-    _check_not_the_other_kind(out, per_shot)  # before the clean-up below, which would remove it
-    try:
-        with status:
-            if per_shot:
-                report = run_gen_per_shot(source, out, cfg, resume=resume, progress=progress)
-            else:
-                report = run_gen(source, out, cfg, resume=resume, progress=progress)
-    except InputError as exc:
-        clear_for_error(out, str(exc))
-        raise
+    # One gen per folder: a second one is refused here (exit 2, naming the first) before it touches
+    # anything; the clean-up of a bad input happens under the same lock.
+    with folder_lock(out, "gen"):
+        _check_not_the_other_kind(out, per_shot)  # before the clean-up below, which would remove it
+        try:
+            with status:
+                if per_shot:
+                    report = run_gen_per_shot(source, out, cfg, resume=resume, progress=progress)
+                else:
+                    report = run_gen(source, out, cfg, resume=resume, progress=progress)
+        except InputError as exc:
+            clear_for_error(out, str(exc))
+            raise
     if as_json:
         print_json(json.loads((out / "report.json").read_text()))
         return

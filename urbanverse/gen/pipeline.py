@@ -24,6 +24,7 @@ from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.proposal_placing import PROPOSAL_LABEL
 from urbanverse.layout.scale_check import SizeScale, scale_warning
 from urbanverse.layout.stage import measured_size_scale
+from urbanverse.locks import LOCK_FILE, folder_lock
 from urbanverse.perception.models import NO_EMBEDDER_WARNING, embedder_available
 from urbanverse.records import record, save_json
 from urbanverse.scene.record import SCENE_FILE, load_scene
@@ -78,13 +79,16 @@ def run_gen(
     start = time.perf_counter()
     if not source.exists():
         raise InputError(f"{source}: no such file")
-    runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
-    given = {"source": (source, source_key(source))}
-    video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
-    if len(video.keyframes.selected_shots) > 1:
-        raise InputError("video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot")
-    shot = ShotInput(source, video, runner.keys["video"], video.keyframes.duration_s)
-    return run_scene_stages(shot, out_dir, runner, cfg, start, stages=stages[1:])
+    with folder_lock(out_dir, "gen"):
+        runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
+        given = {"source": (source, source_key(source))}
+        video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
+        if len(video.keyframes.selected_shots) > 1:
+            raise InputError(
+                "video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot"
+            )
+        shot = ShotInput(source, video, runner.keys["video"], video.keyframes.duration_s)
+        return run_scene_stages(shot, out_dir, runner, cfg, start, stages=stages[1:])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,10 +158,13 @@ def run_scene_stages(
 
 
 def clear_for_error(out_dir: Path, message: str, stage: str | None = None) -> None:
-    """Leave only ``error.json`` in ``out_dir`` (bad input: nothing half-written remains)."""
+    """Leave only ``error.json`` in ``out_dir`` (bad input: nothing half-written remains); the writer's
+    lock file stays while its holder runs (it goes when the lock is released)."""
     out_dir = Path(out_dir)
     if out_dir.exists():
         for child in out_dir.iterdir():
+            if child.name == LOCK_FILE:
+                continue
             if child.is_dir():
                 shutil.rmtree(child)
             else:

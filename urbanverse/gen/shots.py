@@ -20,6 +20,7 @@ from urbanverse.gen.config import GenCfg
 from urbanverse.gen.pipeline import REPORT_FILE, ShotInput, clear_for_error, run_scene_stages, source_key
 from urbanverse.gen.stages import Stage, StageRunner, config_hash
 from urbanverse.gen.table import STAGES, Keyframes
+from urbanverse.locks import folder_lock
 from urbanverse.records import record, save_json
 from urbanverse.video.record import split_shots
 
@@ -77,6 +78,20 @@ def run_gen_per_shot(
     if not source.exists():
         raise InputError(f"{source}: no such file")
     cfg = dataclasses.replace(cfg, video=dataclasses.replace(cfg.video, per_shot=True))
+    with folder_lock(out_dir, "gen"):
+        return _run_shots(source, out_dir, cfg, resume, progress, stages, start)
+
+
+def _run_shots(
+    source: Path,
+    out_dir: Path,
+    cfg: GenCfg,
+    resume: bool,
+    progress: Callable[[str, str], None] | None,
+    stages: Sequence[Stage[GenCfg]],
+    start: float,
+) -> ShotsReport:
+    """The body of :func:`run_gen_per_shot`, run while it holds the output folder's lock."""
     runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
     given = {"source": (source, source_key(source))}
     video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]

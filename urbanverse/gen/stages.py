@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 #: Stages running at once: the machine the defaults are sized for has two cores.
 PARALLEL_STAGES = 2
+#: Seconds between the runner's checks for Ctrl-C while stages run.
+WAKE_S = 0.2
 
 C = TypeVar("C")
 
@@ -180,7 +182,8 @@ class StageRunner:
         ``given``: values the table starts from, by name, each with its cache key (e.g. the keyframes
         of one shot). ``first``: the position of ``stages[0]`` in the whole table, which numbers the
         folders (a per-shot run continues the video stage's numbering). The first failure sets
-        every running stage's ``stop``, waits for them, and is raised."""
+        every running stage's ``stop``, waits for them, and is raised; a ``KeyboardInterrupt`` sets
+        ``stop`` and is raised at once."""
         outputs = {n: value for n, (value, _) in given.items()}
         keys = self.keys
         keys.update({n: key for n, (_, key) in given.items()})
@@ -192,10 +195,8 @@ class StageRunner:
         pending = list(enumerate(stages, start=first))
         stop = threading.Event()
         running: dict[Future, Stage] = {}
-        with (
-            ThreadPoolExecutor(PARALLEL_STAGES, thread_name_prefix="stage") as pool,
-            _opencv_threads() as opencv_running,
-        ):
+        pool = ThreadPoolExecutor(PARALLEL_STAGES, thread_name_prefix="stage")
+        with _opencv_threads() as opencv_running:
             try:
                 while pending or running:
                     for item in [p for p in pending if all(i in outputs for i in p[1].inputs)]:
@@ -212,14 +213,24 @@ class StageRunner:
                     if not running:
                         blocked = ", ".join(s.name for _, s in pending)
                         raise ValueError(f"stages {blocked} wait on each other")
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    # Woken now and then: a Ctrl-C delivered to a stage's thread is only acted on when
+                    # this (main) thread runs Python code.
+                    done, _ = wait(running, timeout=WAKE_S, return_when=FIRST_COMPLETED)
                     for future in done:
                         stage = running.pop(future)
                         opencv_running(len(running))
                         outputs[stage.name] = future.result()
+            except KeyboardInterrupt:
+                # Ctrl-C: the stages see ``stop``; the caller need not wait for those that cannot
+                # stop at once (COLMAP), as every stage's stored output survives a kill.
+                stop.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
             except BaseException:
                 stop.set()
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
+            pool.shutdown(wait=True)
         return outputs
 
     def _run_one(self, stage: Stage, key: str, args: list, cfg: Any, env: StageEnv) -> Any:

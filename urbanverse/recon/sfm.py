@@ -10,11 +10,13 @@ similarity frame; :mod:`align` makes them metric and ground-aligned.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import shutil
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,12 +56,45 @@ class RawReconstruction:
     without one."""
 
 
-def _quiet(pycolmap) -> None:
+#: COLMAP's own log (glog): the camera stage keeps it in its work folder (``run_sfm(log_file=...)``).
+COLMAP_LOG = "colmap.log"
+_glog_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _colmap_log(pycolmap, path: Path) -> Iterator[None]:
+    """Route COLMAP's C++ log (glog: every level) into the file ``path`` instead of the terminal while
+    the block runs; afterwards COLMAP logs nothing (no terminal lines, no files in the temp folder).
+
+    glog's destination is one per process: SfM runs in one process at a time log to their own file.
+    glog may add a time stamp to the name it is given; such files are joined into ``path`` at the end.
+    """
+    glog = pycolmap.logging
+    levels = (glog.INFO, glog.WARNING, glog.ERROR, glog.FATAL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for old in path.parent.glob(path.name + "*"):  # a previous run's, or one a kill left unjoined
+        old.unlink()
+    with _glog_guard:
+        glog.logtostderr = False
+        glog.alsologtostderr = False
+        glog.stderrthreshold = glog.FATAL  # a fatal error still reaches the terminal before the abort
+        glog.minloglevel = glog.INFO
+        glog.set_log_destination(glog.INFO, str(path))
+        for level in levels[1:]:
+            glog.set_log_destination(level, "")  # the INFO file already holds every level
     try:
-        pycolmap.logging.minloglevel = pycolmap.logging.ERROR
-        pycolmap.logging.stderrthreshold = pycolmap.logging.ERROR
-    except Exception:  # pragma: no cover - logging knobs differ across versions
-        pass
+        yield
+    finally:
+        with _glog_guard:
+            for level in levels:
+                glog.set_log_destination(level, "")  # closes (flushes) the file; no file logging after
+            glog.minloglevel = glog.FATAL
+        stamped = sorted(p for p in path.parent.glob(path.name + "?*") if p.is_file())
+        if stamped:
+            with path.open("ab") as out:
+                for part in stamped:
+                    out.write(part.read_bytes())
+                    part.unlink()
 
 
 def run_sfm(
@@ -70,6 +105,7 @@ def run_sfm(
     p: SfmCfg,
     consistent: Callable[[RawReconstruction], list[int]] | None = None,
     on_fallback: Callable[[], None] | None = None,
+    log_file: Path | None = None,
 ) -> RawReconstruction | None:
     """Reconstruct the images ``names`` (in ``image_dir``, keyframe index = position in ``names``).
 
@@ -80,15 +116,30 @@ def run_sfm(
     cannot map the other often can; ``on_fallback`` is called as the other extractor starts). The
     candidate with the most consistent keyframes is kept; its other keyframes are deregistered before
     the final bundle adjustment, so a part of the model that broke (at a turn, a pause) cannot pull
-    the focal length and the good part with it. Scratch files (databases, models) go to ``work``.
+    the focal length and the good part with it. Scratch files (databases, models) go to ``work``;
+    COLMAP's own log to ``log_file`` (default: ``colmap.log`` in ``work``), not the terminal.
     Returns None when COLMAP builds no model.
     """
     import pycolmap  # core dependency; imported here to keep `urbanverse --help` light
 
-    _quiet(pycolmap)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
+    with _colmap_log(pycolmap, log_file or work / COLMAP_LOG):
+        return _run_sfm(pycolmap, image_dir, names, intr, work, p, consistent, on_fallback)
+
+
+def _run_sfm(
+    pycolmap,
+    image_dir: Path,
+    names: list[str],
+    intr: CameraIntrinsics,
+    work: Path,
+    p: SfmCfg,
+    consistent: Callable[[RawReconstruction], list[int]] | None,
+    on_fallback: Callable[[], None] | None,
+) -> RawReconstruction | None:
+    """The body of :func:`run_sfm`, run while COLMAP's log goes to its file."""
     first = ("colmap" if few_features(intr, names, p) else "opencv") if p.features == "auto" else p.features
     extractors = [first] + ([{"colmap": "opencv", "opencv": "colmap"}[first]] if p.fallback_features else [])
     timings: dict[str, float] = {}

@@ -30,7 +30,7 @@ from urbanverse.recon.record import (
     Reconstruction,
     save_reconstruction,
 )
-from urbanverse.recon.sfm import RawReconstruction, run_sfm
+from urbanverse.recon.sfm import COLMAP_LOG, RawReconstruction, run_sfm
 from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.recon.single_view import SingleViewCfg, median_motion, pair_flow, single_view_poses
 from urbanverse.recon.vo import EarlyVo, VoCfg
@@ -240,6 +240,7 @@ def _multi_view(
                 cfg.sfm,
                 consistent=lambda r: _consistent_keyframes(r, keyframes, cfg).keyframes,
                 on_fallback=vo.start if cfg.method == "auto" else None,
+                log_file=work_dir / COLMAP_LOG,
             )
             timings["sfm"] = round(time.perf_counter() - t0, 4)
             if sfm_raw is not None:

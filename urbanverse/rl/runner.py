@@ -5,7 +5,8 @@ A run lives in ``<root>/<task>__<exp>__<seed>__<time>/``:
 ``checkpoints/ckpt_<iteration>.pt`` (the last few) and ``checkpoint.pt`` (the latest). Every
 checkpoint is written to a temporary file and renamed, so a run killed at any point (SIGKILL
 included) leaves a complete latest checkpoint; ``Runner.resume(run_dir)`` continues from it,
-losing at most the iterations since.
+losing at most the iterations since. One process trains in a run folder at a time: training holds
+the folder's lock (``urbanverse.locks``), so a second ``train --resume`` of it is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import torch
 
 from urbanverse.errors import InputError
+from urbanverse.locks import folder_lock
 from urbanverse.records import atomic_path
 from urbanverse.rl.config import TrainCfg, load_cfg, save_cfg, to_dict
 from urbanverse.rl.logger import RunLogger
@@ -154,14 +156,15 @@ class Runner:
     def resume(cls, run_dir: Path, total_steps: int | None = None, quiet: bool = False) -> Runner:
         """Reopen ``run_dir`` at its latest checkpoint (or from scratch when none was written yet)."""
         run_dir = Path(run_dir)
-        cfg = load_cfg(run_dir / "config.json")
-        if total_steps is not None and total_steps != cfg.total_steps:
-            cfg = dataclasses.replace(cfg, total_steps=total_steps)
-            save_cfg(cfg, run_dir / "config.json")
-        runner = cls(cfg, run_dir, quiet)
-        if (run_dir / CHECKPOINT).is_file():
-            runner.load(run_dir / CHECKPOINT)
-        return runner
+        with folder_lock(run_dir, "training run"):  # refused at once while another process trains here
+            cfg = load_cfg(run_dir / "config.json")
+            if total_steps is not None and total_steps != cfg.total_steps:
+                cfg = dataclasses.replace(cfg, total_steps=total_steps)
+                save_cfg(cfg, run_dir / "config.json")
+            runner = cls(cfg, run_dir, quiet)
+            if (run_dir / CHECKPOINT).is_file():
+                runner.load(run_dir / CHECKPOINT)
+            return runner
 
     # ------------------------------------------------------------------ checkpoints
     def save(self) -> Path:
@@ -208,7 +211,19 @@ class Runner:
         return min(done, 1.0)
 
     def learn(self) -> dict[str, float]:
-        """Train until ``cfg.total_steps`` (or ``cfg.max_minutes``); returns the last iteration's log row."""
+        """Train until ``cfg.total_steps`` (or ``cfg.max_minutes``); returns the last iteration's log row.
+
+        Holds the run folder's lock. Ctrl-C raises ``KeyboardInterrupt`` whose text says how to resume
+        (from the latest checkpoint; the iterations since it are dropped from the logs then)."""
+        try:
+            with folder_lock(self.run_dir, "training run"):
+                return self._learn()
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(
+                f"the latest checkpoint is kept: urbanverse train --resume {self.run_dir}"
+            ) from None
+
+    def _learn(self) -> dict[str, float]:
         cfg, env, alg = self.cfg, self.env, self.alg
         total_it = cfg.num_iterations
         obs = env.get_observations().to(self.device)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +30,10 @@ from urbanverse.assets.record import (
     VisualPart,
     save_asset,
 )
+from urbanverse.assets.std_record import load_annotation
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
+from urbanverse.errors import InputError
 
 MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
 MAX_PARTS = 32
@@ -260,11 +261,9 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
     sidecar = path.with_suffix(".json")
     if path.stem.startswith("std_") and sidecar.is_file():
         try:
-            annotation = json.loads(sidecar.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RejectedFile(f"annotation {sidecar.name} is not valid JSON ({exc})") from None
-        if not isinstance(annotation, dict):
-            raise RejectedFile(f"annotation {sidecar.name} is not a JSON object")
+            annotation = load_annotation(sidecar)
+        except InputError as exc:
+            raise RejectedFile(f"annotation {exc}") from None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     height = annotation.get("height")
     height = float(height) if isinstance(height, int | float) and height > 0 else None

@@ -9,6 +9,7 @@ Field names follow UrbanVerse-100K ``std_<uid>.json`` where they exist.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,6 +155,9 @@ def _main_rgb(mesh: trimesh.Trimesh) -> tuple[float, float, float]:
     return tuple(float(c) / 255.0 for c in np.asarray(color)[:3])
 
 
+#: A file named by an asset record: a plain name inside the asset folder.
+FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+
 #: Physical fields of ``Asset`` and their ranges (``urbanverse.assets.limits``).
 ASSET_LIMITS = {
     "length": limits.SIZE,
@@ -190,8 +194,11 @@ def validate_asset(asset: Asset) -> None:
     limits.check_all(asset.colors_composition, limits.UNIT_INTERVAL, "colors_composition")
     for name in ("visual_mesh", "collision_parts", "thumbnail"):
         file = getattr(asset, name)
-        if file is not None and (not file or "\0" in file or Path(file).name != file or file in (".", "..")):
-            raise InputError(f"{name}: {file[:80]!r} must be a file name inside the asset folder")
+        if file is not None and not FILE_NAME.fullmatch(file):
+            raise InputError(
+                f"{name}: {file[:80]!r} is not a file name in the asset folder (1-128 letters, digits, "
+                "'.', '_' or '-', not starting with '.')"
+            )
 
 
 def load_asset(asset_dir: Path) -> Asset:

@@ -53,7 +53,7 @@ Vec4 = Annotated[tuple[float, float, float, float], _fixed_length(4)]
 
 
 def json_path(loc: tuple[str | int, ...]) -> str:
-    """``("objects", 3, "position")`` -> ``"objects[3].position"``; other keys quoted: ``timings_s["a b"]``."""
+    """``("objects", 3, "position")`` -> ``"objects[3].position"``; odd keys quoted: ``x["a b"]``."""
     out = ""
     for part in loc:
         if isinstance(part, int):

@@ -146,7 +146,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 def leftovers(folder: Path) -> list[str]:
-    """Temporary files or folders an atomic write left behind (``.<name>.<hex>.tmp<suffix>``, ``.partial``)."""
+    """Temporary files or folders an atomic write left behind (``.<name>.<hex>.tmp.<ext>``, ``.partial``)."""
     return [str(p) for p in folder.rglob(".*") if ".tmp" in p.name or p.name.endswith(".partial")]
 
 

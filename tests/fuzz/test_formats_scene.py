@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 import trimesh
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.conftest import EXAMPLE_SCENE, edit_scene_json
@@ -73,10 +72,10 @@ def run_commands(scene_dir: Path, commands=COMMANDS) -> list[tuple[str, int, str
 def _scene_focus(data: dict) -> list[tuple]:
     """Paths of the scene worth mutating more often: numbers of objects and ground, paths, versions."""
     focus = [("schema_version",), ("sky", "sun_direction"), ("sky", "intensity")]
-    for i, obj in enumerate(data["objects"]):
+    for i in range(len(data["objects"])):
         focus += [("objects", i, k) for k in ("position", "scale", "size", "mass", "friction", "yaw", "id")]
         focus += [("objects", i, "asset", "path"), ("objects", i, "position", 0)]
-    for i, region in enumerate(data["ground"]):
+    for i in range(len(data["ground"])):
         focus += [("ground", i, "polygon"), ("ground", i, "polygon", 0), ("ground", i, "elevation")]
         focus += [("ground", i, "id"), ("ground", i, "material", "texture")]
     return focus

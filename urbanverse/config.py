@@ -155,18 +155,20 @@ def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...]) -> Any:
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--set {item!r}: expected key=value, e.g. ppo.learning_rate=3e-4")
+            raise InputError(f"--set {_short(item)}: expected key=value, e.g. ppo.learning_rate=3e-4")
         node, obj, parts = data, cfg, key.strip().split(".")
         for i, part in enumerate(parts[:-1]):
             if not isinstance(node.get(part), dict):
-                raise InputError(f"--set {item!r}: {'.'.join(parts[: i + 1])} is not a config section")
+                section = _short(".".join(parts[: i + 1]))
+                raise InputError(f"--set {_short(item)}: {section} is not a config section")
             node = node[part]
             obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
         open_dict = isinstance(obj, dict)
         if parts[-1] not in node and not open_dict:
-            raise InputError(f"--set {item!r}: no field {key!r} (known here: {', '.join(sorted(node))})")
+            known = ", ".join(sorted(node))
+            raise InputError(f"--set {_short(item)}: no field {_short(key)} (known here: {known})")
         try:
             node[parts[-1]] = _parse_value(text.strip())
         except InputError as exc:
-            raise InputError(f"--set {item[:80]!r}: {exc}") from None
+            raise InputError(f"--set {_short(item)}: {exc}") from None
     return from_dict(type(cfg), data)

@@ -92,7 +92,7 @@ def _fuzz_scene(base_dir: Path, mutation: tuple[str, bytes], commands=COMMANDS) 
 EXAMPLE_DATA = json.loads((EXAMPLE_SCENE / "scene.json").read_text())
 
 
-@settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutation=json_mutation(EXAMPLE_DATA, _scene_focus(EXAMPLE_DATA)))
 def test_mutated_scene_json_gives_exit_2_with_one_line_or_success(mutation):
     _fuzz_scene(EXAMPLE_SCENE, mutation)
@@ -138,7 +138,7 @@ def _fuzz_asset(mutation: tuple[str, bytes]) -> None:
         run_commands(scene_dir, ["usd", "check"])
 
 
-@settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutation=json_mutation(ASSET_DATA, ASSET_FOCUS))
 def test_mutated_asset_json_gives_exit_2_with_one_line_or_success(mutation):
     _fuzz_asset(mutation)

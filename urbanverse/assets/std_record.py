@@ -43,6 +43,11 @@ def _number(value: Any) -> float | None:
     return value
 
 
+def _shown(name: str) -> str:
+    """A file name for a one-line message: as it is, or escaped when it holds line breaks or controls."""
+    return name if name.isprintable() else ascii(name)
+
+
 def load_annotation(path: Path) -> dict:
     """The well-typed, in-range fields of the annotation at ``path`` (``std_<uid>.json``).
 
@@ -76,7 +81,7 @@ def load_annotation(path: Path) -> dict:
         if isinstance(materials, list):
             out["materials"] = [m[:MAX_TEXT] for m in materials if isinstance(m, str)]
     except InputError as exc:
-        raise InputError(f"{path.name}: {exc}".replace("\n", " ")) from None
+        raise InputError(f"{_shown(path.name)}: {exc}") from None
     except OSError as exc:
-        raise InputError(f"{path.name}: cannot be read ({exc.strerror})") from None
+        raise InputError(f"{_shown(path.name)}: cannot be read ({exc.strerror})") from None
     return out

@@ -13,6 +13,7 @@ objects would look still), the object of the offending degree of freedom fails a
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +27,9 @@ from urbanverse.scene.ground import top_triangle_prisms
 from urbanverse.scene.record import Scene, resolve_inside
 
 WORLD = "world"
+#: Longest simulated time (s): an unstable scene shows within seconds, and 10 minutes of a large
+#: scene already takes minutes of CPU.
+MAX_DURATION_S = 600.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,8 +68,15 @@ class PhysicsCheckCfg:
             "tilt_tol_deg",
             "penetration_tol_m",
         ):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"PhysicsCheckCfg.{name} must be positive, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):  # NaN passes a plain `<= 0`
+                raise ValueError(f"PhysicsCheckCfg.{name} must be a positive number, got {value}")
+        if self.duration_s > MAX_DURATION_S:
+            raise ValueError(
+                f"PhysicsCheckCfg.duration_s: at most {MAX_DURATION_S:g} s, got {self.duration_s:g}"
+            )
+        if self.timestep_s > 0.1:
+            raise ValueError(f"PhysicsCheckCfg.timestep_s: at most 0.1 s, got {self.timestep_s:g}")
 
 
 @dataclass

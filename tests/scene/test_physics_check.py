@@ -88,7 +88,8 @@ def _blown_up(example_dir):
     return _moved(load_scene(example_dir), "bin_1", position=(1e300, 0.0, 0.0))
 
 
-def test_an_unstable_simulation_fails_the_check(example_dir):
+def test_an_unstable_simulation_fails_the_check(example_dir, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
     report = run_physics_check(_blown_up(example_dir), example_dir, PhysicsCheckCfg(duration_s=0.5))
     assert not report.ok
     assert "NaN, Inf or huge value in QPOS" in report.unstable
@@ -98,11 +99,12 @@ def test_an_unstable_simulation_fails_the_check(example_dir):
     assert stable.ok and stable.unstable is None
 
 
-def test_check_command_exits_1_when_mujoco_goes_unstable(example_dir, monkeypatch):
+def test_check_command_exits_1_when_mujoco_goes_unstable(example_dir, monkeypatch, tmp_path):
     """What ``urbanverse check`` did with the issue's scene before positions were bounded: MuJoCo
     warned, reset its state, and the check passed (exit 0)."""
     import json
 
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
     from typer.testing import CliRunner
 
     from urbanverse.cli import app

@@ -9,6 +9,7 @@ run is in the default run; ``-m slow`` runs a long one, from the example and a p
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 import trimesh
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.conftest import EXAMPLE_SCENE, edit_scene_json
@@ -109,17 +111,23 @@ def procgen_scene(tmp_path_factory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("base", ["example", "procgen"])
-def test_mutated_scene_json_long_run(base, procgen_scene):
-    base_dir = EXAMPLE_SCENE if base == "example" else procgen_scene
-    data = json.loads((base_dir / "scene.json").read_text())
+@settings(max_examples=1500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(mutation=json_mutation(EXAMPLE_DATA, _scene_focus(EXAMPLE_DATA)))
+def test_mutated_example_scene_long_run(mutation):
+    _fuzz_scene(EXAMPLE_SCENE, mutation)
 
-    @settings(max_examples=1500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(mutation=json_mutation(data, _scene_focus(data)))
-    def run(mutation):
-        _fuzz_scene(base_dir, mutation)
 
-    run()
+@functools.cache
+def _scene_data(scene_dir: Path) -> dict:
+    return json.loads((scene_dir / "scene.json").read_text())
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_mutated_procgen_scene_long_run(procgen_scene, data):
+    base = _scene_data(procgen_scene)
+    _fuzz_scene(procgen_scene, data.draw(json_mutation(base, _scene_focus(base))))
 
 
 # ---- asset.json of an asset the scene uses (our own asset record) ---------------------------------

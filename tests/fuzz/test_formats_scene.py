@@ -233,6 +233,12 @@ CORPUS = [
     ("asset.json visual_mesh too long", _asset_json("visual_mesh", "x" * 5000), "visual_mesh: 'xxx"),
     # ... and messages that broke into two lines (str.splitlines splits at \x85 and \x1e too):
     ("asset.json visual_mesh with NEL", _asset_json("visual_mesh", "\x85"), "visual_mesh: '\\x85'"),
+    (
+        "object id with a NUL (MuJoCo: empty name in mesh)",
+        _set(["objects", 2, "id"], "a\x00b"),
+        "objects[2].id",
+    ),
+    ("empty ground id", _set(["ground", 0, "id"], ""), "ground[0].id: '' is not an id"),
     ("asset.json unknown control key", _asset_json("\x1e", None), '["\\u001e"]: unknown field'),
     (
         "scene.json unknown control key",

@@ -172,6 +172,15 @@ def resolve_inside(scene_dir: Path, relative: str, where: str, must_exist: bool 
     return full
 
 
+def _check_id(value: str, where: str, seen: set[str]) -> None:
+    """Ids name MuJoCo bodies and USD prims: 1-128 printable characters (C strings end at a NUL), unique."""
+    if not (0 < len(value) <= 128 and value.isprintable()):
+        raise InputError(f"{where}: {value[:80]!r} is not an id (1-128 printable characters)")
+    if value in seen:
+        raise InputError(f"{where}: duplicate id {value!r}")
+    seen.add(value)
+
+
 def _check_polygon(points: tuple, where: str) -> None:
     if len(points) < 3:
         raise InputError(f"{where}: a polygon needs at least 3 points, got {len(points)}")
@@ -251,15 +260,11 @@ def validate_scene(scene: Scene, scene_dir: Path) -> None:
     seen: set[str] = set()
     for i, region in enumerate(scene.ground):
         where = f"ground[{i}]"
-        if region.id in seen:
-            raise InputError(f"{where}.id: duplicate id {region.id!r}")
-        seen.add(region.id)
+        _check_id(region.id, f"{where}.id", seen)
         _check_ground(region, scene_dir, where)
     for i, obj in enumerate(scene.objects):
         where = f"objects[{i}]"
-        if obj.id in seen:
-            raise InputError(f"{where}.id: duplicate id {obj.id!r}")
-        seen.add(obj.id)
+        _check_id(obj.id, f"{where}.id", seen)
         _check_object(obj, scene_dir, where)
     for i, pose in enumerate(scene.camera_trajectory):
         where = f"camera_trajectory[{i}]"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from pathlib import Path
@@ -74,23 +75,45 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
         return dict(value)
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{where}: expected a number, got {value!r}")
+            raise InputError(f"{where}: expected a number, got {_short(value)}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"{where}: expected a finite number, got {_short(value)}")
+        if abs(value) > MAX_INT:
+            raise InputError(
+                f"{where}: {_short(value)} is out of range (a setting stays within ±{MAX_INT:.3g})"
+            )
         return float(value)
     if tp is int:
         if isinstance(value, bool) or not (
             isinstance(value, int) or (isinstance(value, float) and value.is_integer())
         ):
-            raise InputError(f"{where}: expected an integer, got {value!r}")
+            raise InputError(f"{where}: expected an integer, got {_short(value)}")
+        if abs(value) > MAX_INT:
+            raise InputError(
+                f"{where}: {_short(value)} is out of range (a setting stays within ±{MAX_INT:.3g})"
+            )
         return int(value)
     if tp is bool:
         if not isinstance(value, bool):
             raise InputError(f"{where}: expected true or false, got {value!r}")
         return value
-    if tp is str:
-        return str(value)
-    if tp is Path or tp == Path | str:
+    if tp is str or tp is Path or tp == Path | str:
+        if isinstance(value, list | dict):
+            raise InputError(f"{where}: expected a string, got {_short(value)}")
         return str(value)
     return value
+
+
+#: Largest magnitude of a numeric setting: a signed 64-bit integer, what numpy and torch hold.
+MAX_INT = 2**63 - 1
+
+
+def _short(value: Any) -> str:
+    """A value for a message: its repr, at most 80 characters (a huge integer as a float)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**30:
+        return f"{float(value):g}" if abs(value) < 1e308 else "a number over 1e308"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def from_dict(cls: type, data: dict, where: str = "") -> Any:
@@ -105,15 +128,22 @@ def from_dict(cls: type, data: dict, where: str = "") -> Any:
     kwargs = {k: _coerce(hints[k], v, f"{where}.{k}" if where else k) for k, v in data.items()}
     try:
         return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{where or cls.__name__}: {exc}") from None
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        message = " ".join(str(exc).split())  # one line, whatever the value held
+        raise InputError(f"{where or cls.__name__}: {message[:300]}") from None
 
 
 def _parse_value(text: str) -> Any:
+    """``text`` as JSON where it parses, else the string itself."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except (
+        ValueError,
+        RecursionError,
+    ) as exc:  # a number over 4300 digits, nesting deeper than Python's stack
+        raise InputError(f"cannot read {text[:40]!r}...: {type(exc).__name__}") from None
 
 
 def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...]) -> Any:
@@ -125,15 +155,20 @@ def apply_overrides(cfg: Any, overrides: list[str] | tuple[str, ...]) -> Any:
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep or not key:
-            raise InputError(f"--set {item!r}: expected key=value, e.g. ppo.learning_rate=3e-4")
+            raise InputError(f"--set {_short(item)}: expected key=value, e.g. ppo.learning_rate=3e-4")
         node, obj, parts = data, cfg, key.strip().split(".")
         for i, part in enumerate(parts[:-1]):
             if not isinstance(node.get(part), dict):
-                raise InputError(f"--set {item!r}: {'.'.join(parts[: i + 1])} is not a config section")
+                section = _short(".".join(parts[: i + 1]))
+                raise InputError(f"--set {_short(item)}: {section} is not a config section")
             node = node[part]
             obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
         open_dict = isinstance(obj, dict)
         if parts[-1] not in node and not open_dict:
-            raise InputError(f"--set {item!r}: no field {key!r} (known here: {', '.join(sorted(node))})")
-        node[parts[-1]] = _parse_value(text.strip())
+            known = ", ".join(sorted(node))
+            raise InputError(f"--set {_short(item)}: no field {_short(key)} (known here: {known})")
+        try:
+            node[parts[-1]] = _parse_value(text.strip())
+        except InputError as exc:
+            raise InputError(f"--set {_short(item)}: {exc}") from None
     return from_dict(type(cfg), data)

@@ -53,13 +53,15 @@ Vec4 = Annotated[tuple[float, float, float, float], _fixed_length(4)]
 
 
 def json_path(loc: tuple[str | int, ...]) -> str:
-    """``("objects", 3, "position")`` -> ``"objects[3].position"``."""
+    """``("objects", 3, "position")`` -> ``"objects[3].position"``; odd keys quoted: ``x["a b"]``."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         elif str(part).startswith(("function-", "tagged-union")):
             continue
+        elif not str(part).isidentifier():  # a key the file made up: quoted, control characters escaped
+            out += f"[{json.dumps(str(part))}]"
         else:
             out += f".{part}" if out else str(part)
     return out or "(root)"

@@ -76,8 +76,46 @@ def test_object_on_the_curb_edge_falls_over(example_dir):
 
 
 def test_config_rejects_nonsense():
-    with pytest.raises(ValueError, match="duration_s"):
-        PhysicsCheckCfg(duration_s=0)
+    for duration in (0, -1, float("nan"), float("inf"), 1e9):  # NaN and inf crashed; 1e9 s hung
+        with pytest.raises(ValueError, match="duration_s"):
+            PhysicsCheckCfg(duration_s=duration)
+    with pytest.raises(ValueError, match="timestep_s"):
+        PhysicsCheckCfg(timestep_s=1.0)
+
+
+def _blown_up(example_dir):
+    """The example with the issue's bin at x = 1e300 m, built in memory (loading refuses it from a file)."""
+    return _moved(load_scene(example_dir), "bin_1", position=(1e300, 0.0, 0.0))
+
+
+def test_an_unstable_simulation_fails_the_check(example_dir, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
+    report = run_physics_check(_blown_up(example_dir), example_dir, PhysicsCheckCfg(duration_s=0.5))
+    assert not report.ok
+    assert "NaN, Inf or huge value in QPOS" in report.unstable
+    assert _by_id(report)["bin_1"].problems == [report.unstable]
+    assert report.to_dict()["unstable"] == report.unstable
+    stable = run_physics_check(load_scene(example_dir), example_dir, PhysicsCheckCfg(duration_s=0.5))
+    assert stable.ok and stable.unstable is None
+
+
+def test_check_command_exits_1_when_mujoco_goes_unstable(example_dir, monkeypatch, tmp_path):
+    """What ``urbanverse check`` did with the issue's scene before positions were bounded: MuJoCo
+    warned, reset its state, and the check passed (exit 0)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
+    from typer.testing import CliRunner
+
+    from urbanverse.cli import app
+    from urbanverse.scene import checks
+
+    monkeypatch.setattr(checks, "load_scene", lambda _dir: _blown_up(example_dir))
+    result = CliRunner().invoke(app, ["check", str(example_dir), "--duration", "0.5"])
+    assert result.exit_code == 1, result.output
+    assert "unstable" in result.output
+    report = json.loads((example_dir / "physics_check.json").read_text())
+    assert not report["ok"] and "QPOS" in report["unstable"] and report["failed"] == ["bin_1"]
 
 
 def test_an_overlap_from_above_slides_the_object_off_rather_than_stacking_it(example_dir):

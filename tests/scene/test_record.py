@@ -45,7 +45,7 @@ BAD_EDITS = [
     (lambda d: d["objects"][2]["asset"].__setitem__("path", "/etc"), "must be relative"),
     (lambda d: d["ground"][0]["material"].__setitem__("texture", "../x.png"), "ground[0].material.texture"),
     (lambda d: d["ground"][1].__setitem__("polygon", [[0, 0], [1, 1], [0, 1], [1, 0]]), "self-intersecting"),
-    (lambda d: d["objects"][0].__setitem__("mass", -3.0), "objects[0].mass: must be positive"),
+    (lambda d: d["objects"][0].__setitem__("mass", -3.0), "objects[0].mass: -3 is outside [0.001, 1e+10] kg"),
     (lambda d: d["objects"][4].__setitem__("id", d["objects"][0]["id"]), "objects[4].id: duplicate id"),
     (lambda d: d.__setitem__("schema_version", 99), "schema_version"),
 ]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
 import struct
 import urllib.parse
@@ -39,8 +38,10 @@ from urbanverse.assets.record import (
     VisualPart,
     save_asset,
 )
+from urbanverse.assets.std_record import load_annotation
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
+from urbanverse.errors import InputError
 from urbanverse.records import atomic_dir
 
 MESH_SUFFIXES = {".glb", ".gltf", ".obj", ".ply", ".stl", ".usd", ".usda", ".usdc"}
@@ -366,11 +367,9 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
     sidecar = path.with_suffix(".json")
     if path.stem.startswith("std_") and sidecar.is_file():
         try:
-            annotation = json.loads(sidecar.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RejectedFile(f"annotation {sidecar.name} is not valid JSON ({exc})") from None
-        if not isinstance(annotation, dict):
-            raise RejectedFile(f"annotation {sidecar.name} is not a JSON object")
+            annotation = load_annotation(sidecar)
+        except InputError as exc:
+            raise RejectedFile(f"annotation {exc}") from None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     height = annotation.get("height")
     height = float(height) if isinstance(height, int | float) and 0 < height < math.inf else None

@@ -8,6 +8,8 @@ Field names follow UrbanVerse-100K ``std_<uid>.json`` where they exist.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,9 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import trimesh
+from scipy.spatial import ConvexHull, QhullError
 
+from urbanverse.assets import limits
 from urbanverse.errors import InputError
 from urbanverse.records import Vec3, load_record, record, save_json
 
@@ -60,7 +64,8 @@ class Asset:
     Geometry in metres (``length`` along x, ``width`` along y, ``height`` along z; ``volume`` in
     m^3), ``mass`` in kg, ``youngs_modulus`` in MPa, ``surface_hardness`` on the Mohs scale,
     ``surface_roughness`` in [0, 1], ``required_force`` in N (to slide it on dry ground),
-    ``recommended_clearance`` in m, ``quality`` in 0..10. ``value_origin`` tells, per physical
+    ``recommended_clearance`` in m, ``quality`` in 0..10 (``load_asset`` checks each against
+    ``ASSET_LIMITS``, the ranges of ``urbanverse.assets.limits``). ``value_origin`` tells, per physical
     field, whether it was ``measured`` from geometry, ``derived`` from the material table and
     rules, or ``annotated`` in an input file.
     """
@@ -128,6 +133,15 @@ def _load_glb_parts(path: Path) -> list[tuple[str, trimesh.Trimesh]]:
         raise InputError(f"{path}: cannot read mesh ({type(exc).__name__}: {exc})") from None
     if not parts or any(len(m.faces) == 0 for _, m in parts):
         raise InputError(f"{path}: mesh file has no triangles")
+    for name, mesh in parts:
+        # The asset frame is centred with its base at z = 0, so no vertex lies farther out than the
+        # largest asset size; anything else is a mesh in other units or garbage.
+        extent = float(np.abs(mesh.vertices).max()) if np.isfinite(mesh.vertices).all() else math.inf
+        if extent > limits.SIZE.hi:
+            raise InputError(
+                f"{path}: part {name!r} has a vertex {extent:g} m from the asset origin "
+                f"(the asset frame allows {limits.SIZE.hi:g} m)"
+            )
     return parts
 
 
@@ -141,9 +155,61 @@ def _main_rgb(mesh: trimesh.Trimesh) -> tuple[float, float, float]:
     return tuple(float(c) / 255.0 for c in np.asarray(color)[:3])
 
 
+#: A file named by an asset record: a plain name inside the asset folder.
+FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+
+#: Physical fields of ``Asset`` and their ranges (``urbanverse.assets.limits``).
+ASSET_LIMITS = {
+    "length": limits.SIZE,
+    "width": limits.SIZE,
+    "height": limits.SIZE,
+    "max_dimension": limits.SIZE,
+    "volume": limits.VOLUME,
+    "mass": limits.MASS,
+    "friction_coefficient": limits.FRICTION,
+    "bounciness": limits.RESTITUTION,
+    "youngs_modulus": limits.YOUNGS_MODULUS,
+    "surface_hardness": limits.HARDNESS,
+    "surface_roughness": limits.UNIT_INTERVAL,
+    "required_force": limits.FORCE,
+    "recommended_clearance": limits.CLEARANCE,
+    "quality": limits.QUALITY,
+}
+
+
+def validate_asset(asset: Asset) -> None:
+    """Checks beyond types: the uid, every physical field within its range (``ASSET_LIMITS``), the
+    centre of mass within the asset frame, and mesh files named inside the asset folder. Raises
+    ``InputError`` naming the field of the first bad value."""
+    if asset.schema_version != ASSET_SCHEMA_VERSION:
+        version = limits.short_number(asset.schema_version)
+        raise InputError(f"schema_version: this urbanverse reads {ASSET_SCHEMA_VERSION}, got {version}")
+    limits.check_uid(asset.uid, "uid")
+    for name, limit in ASSET_LIMITS.items():
+        limits.check(getattr(asset, name), limit, name)
+    limits.check_all(
+        asset.center_of_mass, limits.Limit(-limits.SIZE.hi, limits.SIZE.hi, "m"), "center_of_mass"
+    )
+    limits.check_all(asset.materials_composition, limits.UNIT_INTERVAL, "materials_composition")
+    limits.check_all(asset.colors_composition, limits.UNIT_INTERVAL, "colors_composition")
+    for name in ("visual_mesh", "collision_parts", "thumbnail"):
+        file = getattr(asset, name)
+        if file is not None and not FILE_NAME.fullmatch(file):
+            raise InputError(
+                f"{name}: {file[:80]!r} is not a file name in the asset folder (1-128 letters, digits, "
+                "'.', '_' or '-', not starting with '.')"
+            )
+
+
 def load_asset(asset_dir: Path) -> Asset:
-    """Load and validate ``asset_dir/asset.json``."""
-    return load_record(Asset, Path(asset_dir) / ASSET_FILE)
+    """Load and validate ``asset_dir/asset.json`` (types, then ``validate_asset``)."""
+    path = Path(asset_dir) / ASSET_FILE
+    asset = load_record(Asset, path)
+    try:
+        validate_asset(asset)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    return asset
 
 
 def load_visual_parts(asset_dir: Path, asset: Asset) -> list[VisualPart]:
@@ -153,8 +219,17 @@ def load_visual_parts(asset_dir: Path, asset: Asset) -> list[VisualPart]:
 
 
 def load_collision_parts(asset_dir: Path, asset: Asset) -> list[trimesh.Trimesh]:
-    """The convex collision pieces, in the asset frame."""
-    return [mesh for _, mesh in _load_glb_parts(Path(asset_dir) / asset.collision_parts)]
+    """The convex collision pieces, in the asset frame; ``InputError`` for a flat piece (no volume)."""
+    path = Path(asset_dir) / asset.collision_parts
+    parts = _load_glb_parts(path)
+    for name, mesh in parts:
+        try:
+            volume = ConvexHull(np.asarray(mesh.vertices)).volume if len(mesh.vertices) >= 4 else 0.0
+        except QhullError:
+            volume = 0.0
+        if volume <= 0.0:
+            raise InputError(f"{path}: collision part {name!r} is flat (a convex piece needs a volume)")
+    return [mesh for _, mesh in parts]
 
 
 def _export_parts(parts: list[tuple[str, trimesh.Trimesh]], path: Path) -> None:

@@ -4,13 +4,16 @@ Every object is loaded as a free body (collision parts as convex meshes, mass sp
 volume), the ground as a plane at z = 0 plus one convex prism per top triangle of each
 raised region (so curbs and ramps collide), and 2 s are simulated. An object fails when it
 starts interpenetrating something by more than 1 cm, drifts more than 2 cm, falls over
-(tilts more than 20 degrees), or ends sunk more than 2 cm into its support.
+(tilts more than 20 degrees), or ends sunk more than 2 cm into its support. When the simulation
+goes unstable (MuJoCo's "Nan, Inf or huge value" warnings: it then resets the state, so the
+objects would look still), the object of the offending degree of freedom fails and so does the check.
 ``fix_penetrations`` moves objects apart, sideways, or up out of the ground until nothing interpenetrates.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +27,9 @@ from urbanverse.scene.ground import top_triangle_prisms
 from urbanverse.scene.record import Scene, resolve_inside
 
 WORLD = "world"
+#: Longest simulated time (s): an unstable scene shows within seconds, and 10 minutes of a large
+#: scene already takes minutes of CPU.
+MAX_DURATION_S = 600.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,8 +68,15 @@ class PhysicsCheckCfg:
             "tilt_tol_deg",
             "penetration_tol_m",
         ):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"PhysicsCheckCfg.{name} must be positive, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):  # NaN passes a plain `<= 0`
+                raise ValueError(f"PhysicsCheckCfg.{name} must be a positive number, got {value}")
+        if self.duration_s > MAX_DURATION_S:
+            raise ValueError(
+                f"PhysicsCheckCfg.duration_s: at most {MAX_DURATION_S:g} s, got {self.duration_s:g}"
+            )
+        if self.timestep_s > 0.1:
+            raise ValueError(f"PhysicsCheckCfg.timestep_s: at most 0.1 s, got {self.timestep_s:g}")
 
 
 @dataclass
@@ -80,22 +93,34 @@ class ObjectCheck:
     problems: list[str] = field(default_factory=list)
 
 
+#: MuJoCo's warnings that mean the simulation blew up (it resets the state when one fires).
+UNSTABLE_WARNINGS = {
+    mujoco.mjtWarning.mjWARN_BADQPOS: "QPOS",
+    mujoco.mjtWarning.mjWARN_BADQVEL: "QVEL",
+    mujoco.mjtWarning.mjWARN_BADQACC: "QACC",
+}
+
+
 @dataclass
 class PhysicsReport:
-    """The check's result; ``ok`` when no object has a problem."""
+    """The check's result; ``ok`` when no object has a problem and the simulation stayed stable.
+
+    ``unstable``: MuJoCo's instability warning (NaN, Inf or a value over 1e10 in the state), if any."""
 
     scene: str
     duration_s: float
     objects: list[ObjectCheck]
+    unstable: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not any(o.problems for o in self.objects)
+        return self.unstable is None and not any(o.problems for o in self.objects)
 
     def to_dict(self) -> dict:
         return {
             "scene": self.scene,
             "ok": self.ok,
+            "unstable": self.unstable,
             "duration_s": self.duration_s,
             "failed": [o.id for o in self.objects if o.problems],
             "objects": [dataclasses.asdict(o) for o in self.objects],
@@ -150,6 +175,26 @@ def _penetrations(m: _Model, data: mujoco.MjData) -> list[tuple[str, str, float,
     return sorted(out, key=lambda t: -t[2])
 
 
+def _body_of_state_index(model: mujoco.MjModel, kind: int, index: int) -> int:
+    """The body that owns entry ``index`` of qpos (``mjWARN_BADQPOS``) or of the dofs (the others)."""
+    if kind == mujoco.mjtWarning.mjWARN_BADQPOS:
+        joints = np.flatnonzero(model.jnt_qposadr <= index)
+        return int(model.jnt_bodyid[joints[-1]]) if len(joints) else -1
+    return int(model.dof_bodyid[index]) if 0 <= index < model.nv else -1
+
+
+def _instability(m: _Model, data: mujoco.MjData) -> tuple[str, str] | None:
+    """``(object id, message)`` when MuJoCo flagged a bad state value or the state is not finite."""
+    for kind, name in UNSTABLE_WARNINGS.items():
+        stat = data.warning[kind]
+        if stat.number:
+            owner = m.object_of_body.get(_body_of_state_index(m.model, kind, stat.lastinfo), WORLD)
+            return owner, f"simulation unstable: NaN, Inf or huge value in {name} ({owner})"
+    if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+        return WORLD, "simulation unstable: the state is not finite"
+    return None
+
+
 def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> PhysicsReport:
     """Simulate ``cfg.duration_s`` seconds and report each object's penetration, drift, tilt and sinking."""
     cfg = cfg or PhysicsCheckCfg()
@@ -162,8 +207,16 @@ def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
             if owner != WORLD and depth > checks[owner].penetration_m:
                 checks[owner].penetration_m, checks[owner].penetrating = depth, other
     start = {oid: data.xpos[bid].copy() for oid, bid in m.body_of.items()}
+    unstable = None
     for _ in range(round(cfg.duration_s / cfg.timestep_s)):
         mujoco.mj_step(m.model, data)
+        if (unstable := _instability(m, data)) is not None:
+            break
+    if unstable is not None:
+        owner, message = unstable
+        if owner in checks:
+            checks[owner].problems.append(message)
+        return PhysicsReport(scene.name, cfg.duration_s, list(checks.values()), unstable=message)
     for a, b, depth, _ in _penetrations(m, data):
         for owner, other in ((a, b), (b, a)):
             if owner != WORLD and other == WORLD:

@@ -16,6 +16,7 @@ from typing import Literal
 
 import shapely
 
+from urbanverse.assets import limits
 from urbanverse.assets.record import ASSET_FILE
 from urbanverse.errors import InputError
 from urbanverse.records import Vec2, Vec3, Vec4, load_record, record, save_json
@@ -48,7 +49,9 @@ class GroundRegion:
 
     ``elevation``: top height in metres (sidewalks ``DEFAULT_CURB_HEIGHT`` above the road, so
     their side walls form the curb face). ``vertex_elevation``: optional top height per
-    polygon vertex, for curb ramps where the sidewalk drops to the road.
+    polygon vertex, for curb ramps where the sidewalk drops to the road. Loading checks the ranges of
+    ``urbanverse.assets.limits``: polygon points within ±1e5 m, elevations 0..10 m, friction 0..5,
+    restitution 0..1.
     """
 
     id: str
@@ -78,7 +81,11 @@ class AssetRef:
 @record
 class SceneObject:
     """A placed asset. ``position``: base centre in the world (m); ``size``: length, width, height
-    after scaling (m); ``mass`` in kg; ``source_track``: the detection track it came from, if any."""
+    after scaling (m); ``mass`` in kg; ``source_track``: the detection track it came from, if any.
+
+    Loading checks the ranges of ``urbanverse.assets.limits`` (each with its reason there): positions
+    within ±1e5 m, yaw within ±2 pi rad, scale 0.01..100 per axis, size 1 mm..1 km per axis, mass
+    1 g..1e10 kg, friction 0..5, restitution and confidence 0..1."""
 
     id: str
     category: str
@@ -147,37 +154,49 @@ class Scene:
 def resolve_inside(scene_dir: Path, relative: str, where: str, must_exist: bool = True) -> Path:
     """Resolve a path from the record against ``scene_dir``; refuse absolute paths and escapes."""
     root = Path(scene_dir).resolve()
+    if "\0" in relative or len(relative) > 1024:
+        raise InputError(
+            f"{where}: {relative[:80]!r} is not a file path (a NUL byte, or over 1024 characters)"
+        )
     if Path(relative).is_absolute():
         raise InputError(f"{where}: path {relative!r} must be relative to the scene folder")
-    full = (root / relative).resolve()
+    try:
+        full = (root / relative).resolve()
+        exists = full.exists()
+    except (OSError, RuntimeError) as exc:  # a name too long for the file system, a symlink loop
+        raise InputError(f"{where}: path {relative!r} cannot be read ({exc})") from None
     if not full.is_relative_to(root):
         raise InputError(f"{where}: path {relative!r} escapes the scene folder")
-    if must_exist and not full.exists():
+    if must_exist and not exists:
         raise InputError(f"{where}: path {relative!r} does not exist in {root}")
     return full
 
 
-def _check_range(value: float, lo: float, hi: float, where: str) -> None:
-    if not lo <= value <= hi:
-        raise InputError(f"{where}: {value} is outside [{lo}, {hi}]")
+def _check_id(value: str, where: str, seen: set[str]) -> None:
+    """Ids name MuJoCo bodies and USD prims: 1-128 printable characters (C strings end at a NUL), unique."""
+    if not (0 < len(value) <= 128 and value.isprintable()):
+        raise InputError(f"{where}: {value[:80]!r} is not an id (1-128 printable characters)")
+    if value in seen:
+        raise InputError(f"{where}: duplicate id {value!r}")
+    seen.add(value)
 
 
 def _check_polygon(points: tuple, where: str) -> None:
     if len(points) < 3:
         raise InputError(f"{where}: a polygon needs at least 3 points, got {len(points)}")
+    for point in points:
+        limits.check_all(point, limits.POSITION, where)
     poly = shapely.Polygon(points)
     if not poly.is_valid or poly.area <= 1e-9:
         raise InputError(f"{where}: polygon is degenerate or self-intersecting")
 
 
 def _check_material(mat: Material, scene_dir: Path, where: str) -> None:
-    for i, c in enumerate(mat.base_color):
-        _check_range(c, 0.0, 1.0, f"{where}.base_color[{i}]")
-    _check_range(mat.roughness, 0.0, 1.0, f"{where}.roughness")
+    limits.check_all(mat.base_color, limits.UNIT_INTERVAL, f"{where}.base_color")
+    limits.check(mat.roughness, limits.UNIT_INTERVAL, f"{where}.roughness")
     if mat.texture is not None:
         resolve_inside(scene_dir, mat.texture, f"{where}.texture")
-    if mat.texture_scale <= 0:
-        raise InputError(f"{where}.texture_scale: must be positive, got {mat.texture_scale}")
+    limits.check(mat.texture_scale, limits.TEXTURE_SCALE, f"{where}.texture_scale")
 
 
 def _check_object(obj: SceneObject, scene_dir: Path, where: str) -> None:
@@ -186,62 +205,81 @@ def _check_object(obj: SceneObject, scene_dir: Path, where: str) -> None:
         folder = resolve_inside(scene_dir, ref.path, f"{ref_where}.path")
         if not (folder / ASSET_FILE).is_file():
             raise InputError(f"{ref_where}.path: {ref.path!r} has no {ASSET_FILE}")
-    for i, s in enumerate(obj.scale):
-        if s <= 0:
-            raise InputError(f"{where}.scale[{i}]: must be positive, got {s}")
-    for i, s in enumerate(obj.size):
-        if s <= 0:
-            raise InputError(f"{where}.size[{i}]: must be positive, got {s}")
-    if obj.mass <= 0:
-        raise InputError(f"{where}.mass: must be positive, got {obj.mass}")
-    _check_range(obj.friction, 0.0, 5.0, f"{where}.friction")
-    _check_range(obj.restitution, 0.0, 1.0, f"{where}.restitution")
-    _check_range(obj.confidence, 0.0, 1.0, f"{where}.confidence")
+    limits.check_all(obj.position, limits.POSITION, f"{where}.position")
+    limits.check(obj.yaw, limits.YAW, f"{where}.yaw")
+    limits.check_all(obj.scale, limits.SCALE, f"{where}.scale")
+    limits.check_all(obj.size, limits.SIZE, f"{where}.size")
+    limits.check(obj.mass, limits.MASS, f"{where}.mass")
+    limits.check(obj.friction, limits.FRICTION, f"{where}.friction")
+    limits.check(obj.restitution, limits.RESTITUTION, f"{where}.restitution")
+    limits.check(obj.confidence, limits.UNIT_INTERVAL, f"{where}.confidence")
+    if obj.source_track is not None:
+        limits.check(obj.source_track, limits.INDEX, f"{where}.source_track")
+
+
+def _check_sky(sky: Sky, scene_dir: Path) -> None:
+    limits.check_all(sky.zenith_color, limits.UNIT_INTERVAL, "sky.zenith_color")
+    limits.check_all(sky.horizon_color, limits.UNIT_INTERVAL, "sky.horizon_color")
+    limits.check(sky.intensity, limits.LIGHT_INTENSITY, "sky.intensity")
+    limits.check(sky.sun_intensity, limits.LIGHT_INTENSITY, "sky.sun_intensity")
+    limits.check_all(sky.sun_direction, limits.Limit(-1.0, 1.0), "sky.sun_direction")
+    if math.hypot(*sky.sun_direction) < 1e-3:
+        raise InputError(f"sky.sun_direction: {list(sky.sun_direction)} has no direction (length ~0)")
+    if sky.hdri is not None:
+        resolve_inside(scene_dir, sky.hdri, "sky.hdri")
+
+
+def _check_ground(region: GroundRegion, scene_dir: Path, where: str) -> None:
+    _check_polygon(region.polygon, f"{where}.polygon")
+    if region.vertex_elevation is not None and len(region.vertex_elevation) != len(region.polygon):
+        raise InputError(
+            f"{where}.vertex_elevation: expected {len(region.polygon)} numbers (one per polygon point), "
+            f"got {len(region.vertex_elevation)}"
+        )
+    if region.vertex_elevation is None:
+        limits.check(region.elevation, limits.ELEVATION, f"{where}.elevation")
+    else:
+        for j, h in enumerate(region.vertex_elevation):
+            limits.check(h, limits.ELEVATION, f"{where}.vertex_elevation[{j}]")
+    _check_material(region.material, scene_dir, f"{where}.material")
+    limits.check(region.friction, limits.FRICTION, f"{where}.friction")
+    limits.check(region.restitution, limits.RESTITUTION, f"{where}.restitution")
 
 
 def validate_scene(scene: Scene, scene_dir: Path) -> None:
-    """Checks beyond types: versions, unique ids, geometry, ranges, and that every path exists inside
-    ``scene_dir``. Raises ``InputError`` naming the JSON path of the first bad value."""
+    """Checks beyond types: versions, unique ids, geometry, physical ranges (``urbanverse.assets.limits``)
+    and that every path exists inside ``scene_dir``. Raises ``InputError`` naming the JSON path of the
+    first bad value."""
     if scene.schema_version != SCENE_SCHEMA_VERSION:
-        raise InputError(
-            f"schema_version: this urbanverse reads {SCENE_SCHEMA_VERSION}, got {scene.schema_version}"
-        )
+        version = limits.short_number(scene.schema_version)
+        raise InputError(f"schema_version: this urbanverse reads {SCENE_SCHEMA_VERSION}, got {version}")
+    for i, frame in enumerate(scene.source.frames_used):
+        limits.check(frame, limits.INDEX, f"source.frames_used[{i}]")
+    if scene.source.seed is not None:
+        limits.check(scene.source.seed, limits.INDEX, "source.seed")
     seen: set[str] = set()
     for i, region in enumerate(scene.ground):
         where = f"ground[{i}]"
-        if region.id in seen:
-            raise InputError(f"{where}.id: duplicate id {region.id!r}")
-        seen.add(region.id)
-        _check_polygon(region.polygon, f"{where}.polygon")
-        if region.vertex_elevation is not None and len(region.vertex_elevation) != len(region.polygon):
-            raise InputError(
-                f"{where}.vertex_elevation: expected {len(region.polygon)} numbers (one per polygon point), "
-                f"got {len(region.vertex_elevation)}"
-            )
-        for j, h in enumerate(region.top_heights()):
-            _check_range(
-                h,
-                0.0,
-                10.0,
-                f"{where}.elevation" if region.vertex_elevation is None else f"{where}.vertex_elevation[{j}]",
-            )
-        _check_material(region.material, scene_dir, f"{where}.material")
-        _check_range(region.friction, 0.0, 5.0, f"{where}.friction")
-        _check_range(region.restitution, 0.0, 1.0, f"{where}.restitution")
+        _check_id(region.id, f"{where}.id", seen)
+        _check_ground(region, scene_dir, where)
     for i, obj in enumerate(scene.objects):
         where = f"objects[{i}]"
-        if obj.id in seen:
-            raise InputError(f"{where}.id: duplicate id {obj.id!r}")
-        seen.add(obj.id)
+        _check_id(obj.id, f"{where}.id", seen)
         _check_object(obj, scene_dir, where)
     for i, pose in enumerate(scene.camera_trajectory):
+        where = f"camera_trajectory[{i}]"
+        limits.check(pose.frame, limits.INDEX, f"{where}.frame")
+        limits.check(pose.time_s, limits.DURATION, f"{where}.time_s")
+        limits.check_all(pose.position, limits.POSITION, f"{where}.position")
+        limits.check_all(pose.quat_wxyz, limits.Limit(-1.001, 1.001), f"{where}.quat_wxyz")
         norm = math.sqrt(sum(q * q for q in pose.quat_wxyz))
         if abs(norm - 1.0) > 1e-3:
-            raise InputError(f"camera_trajectory[{i}].quat_wxyz: not a unit quaternion (norm {norm:.4f})")
+            raise InputError(f"{where}.quat_wxyz: not a unit quaternion (norm {norm:.4g})")
     for i, poly in enumerate(scene.walkable_area):
         _check_polygon(poly, f"walkable_area[{i}]")
-    if scene.sky.hdri is not None:
-        resolve_inside(scene_dir, scene.sky.hdri, "sky.hdri")
+    for stage, seconds in scene.timings_s.items():
+        limits.check(seconds, limits.DURATION, f"timings_s.{stage}")
+    _check_sky(scene.sky, scene_dir)
 
 
 def load_scene(scene_dir: Path) -> Scene:

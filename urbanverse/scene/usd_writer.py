@@ -51,7 +51,10 @@ UNDERLAY_MARGIN_M = 2.0
 def safe_name(text: str) -> str:
     """A valid USD prim name from any id (``lamp-post.1`` -> ``lamp_post_1``)."""
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in text)
-    return name if name and not name[0].isdigit() else f"_{name}"
+    name = name if name and not name[0].isdigit() else f"_{name}"
+    if not Sdf.Path.IsValidIdentifier(name):  # Unicode letters USD's rules refuse (``¼``, ``²``, ``٣``)
+        name = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
+    return name
 
 
 def _new_stage(path: Path, default_prim: str, kind: str) -> tuple[Usd.Stage, Usd.Prim]:

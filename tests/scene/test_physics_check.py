@@ -88,9 +88,13 @@ def _blown_up(example_dir):
     return _moved(load_scene(example_dir), "bin_1", position=(1e300, 0.0, 0.0))
 
 
-def test_an_unstable_simulation_fails_the_check(example_dir, monkeypatch, tmp_path):
-    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
-    report = run_physics_check(_blown_up(example_dir), example_dir, PhysicsCheckCfg(duration_s=0.5))
+def test_an_unstable_simulation_fails_the_check(example_dir, monkeypatch, tmp_path, capfd, caplog):
+    monkeypatch.chdir(tmp_path)  # where MuJoCo would write MUJOCO_LOG.TXT without our handler
+    with caplog.at_level("DEBUG", logger="urbanverse.scene.physics_check"):
+        report = run_physics_check(_blown_up(example_dir), example_dir, PhysicsCheckCfg(duration_s=0.5))
+    # MuJoCo's own warning went to our logger, not to stdout or a log file in the working folder
+    assert "MuJoCo: Nan, Inf or huge value in QPOS" in caplog.text
+    assert "QPOS" not in capfd.readouterr().out and not (tmp_path / "MUJOCO_LOG.TXT").exists()
     assert not report.ok
     assert "NaN, Inf or huge value in QPOS" in report.unstable
     assert _by_id(report)["bin_1"].problems == [report.unstable]
@@ -104,7 +108,7 @@ def test_check_command_exits_1_when_mujoco_goes_unstable(example_dir, monkeypatc
     warned, reset its state, and the check passed (exit 0)."""
     import json
 
-    monkeypatch.chdir(tmp_path)  # MuJoCo appends its warnings to MUJOCO_LOG.TXT in the working folder
+    monkeypatch.chdir(tmp_path)  # where MuJoCo would write MUJOCO_LOG.TXT without our handler
     from typer.testing import CliRunner
 
     from urbanverse.cli import app

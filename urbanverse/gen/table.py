@@ -32,6 +32,7 @@ from urbanverse.layout.lift import LiftedObjects
 from urbanverse.layout.stage import calibrate_with_people, place_objects
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import run_detection
+from urbanverse.perception.models import embedder_available
 from urbanverse.perception.record import (
     DETECTIONS_FILE,
     TRACKS_FILE,
@@ -270,7 +271,7 @@ STAGES: tuple[Stage[GenCfg], ...] = (
         name="track",
         inputs=("video", "detect"),
         run=_track,
-        key_parts=lambda c: c.tracking,
+        key_parts=lambda c: (c.tracking, embedder_available()),  # appearance matching on or off
         store=Store(TRACKS_FILE, None, lambda work: load_record(Tracks, work / TRACKS_FILE)),
     ),
     Stage(name="candidates", inputs=("track",), run=_candidates, key_parts=lambda c: c.cousins, store=None),

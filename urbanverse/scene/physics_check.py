@@ -13,7 +13,10 @@ objects would look still), the object of the offending degree of freedom fails a
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +28,8 @@ from urbanverse.assets.mujoco_body import SPIN_ROLL_FRICTION, add_free_body, new
 from urbanverse.assets.record import load_asset, load_collision_parts
 from urbanverse.scene.ground import top_triangle_prisms
 from urbanverse.scene.record import Scene, resolve_inside
+
+log = logging.getLogger(__name__)
 
 WORLD = "world"
 #: Longest simulated time (s): an unstable scene shows within seconds, and 10 minutes of a large
@@ -195,8 +200,26 @@ def _instability(m: _Model, data: mujoco.MjData) -> tuple[str, str] | None:
     return None
 
 
+@contextmanager
+def _mujoco_warnings_logged() -> Iterator[None]:
+    """MuJoCo's warnings go to this module's logger (debug: the check reports an unstable simulation
+    itself) instead of stdout and a ``MUJOCO_LOG.TXT`` in the working folder; the prior handler is
+    restored on leaving. MuJoCo still counts them in ``MjData.warning``, which the check reads."""
+    prior = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda message: log.debug("MuJoCo: %s", message))
+    try:
+        yield
+    finally:
+        mujoco.set_mju_user_warning(prior)
+
+
 def run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None) -> PhysicsReport:
     """Simulate ``cfg.duration_s`` seconds and report each object's penetration, drift, tilt and sinking."""
+    with _mujoco_warnings_logged():
+        return _run_physics_check(scene, scene_dir, cfg)
+
+
+def _run_physics_check(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None) -> PhysicsReport:
     cfg = cfg or PhysicsCheckCfg()
     m = build_mujoco(scene, scene_dir, cfg.timestep_s)
     data = mujoco.MjData(m.model)
@@ -245,6 +268,11 @@ def fix_penetrations(
     near vertical) or up (out of the ground) until no contact is deeper than ``cfg.fix_margin_m``.
     Between two objects the less confident one moves (ties: the one listed later). Returns the new
     scene and one line per moved object."""
+    with _mujoco_warnings_logged():
+        return _fix_penetrations(scene, scene_dir, cfg)
+
+
+def _fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None) -> tuple[Scene, list[str]]:
     cfg = cfg or PhysicsCheckCfg()
     m = build_mujoco(scene, scene_dir, cfg.timestep_s)
     data = mujoco.MjData(m.model)

@@ -58,9 +58,21 @@ class GenReport:
 
 
 def source_key(source: Path) -> str:
-    """The cache key of the input file ``source`` (its path, size and modification time)."""
+    """The cache key of the input file ``source`` (its path, size and modification time);
+    ``InputError`` when there is no such file."""
+    if not source.exists():
+        raise InputError(f"{source}: no such file")
     stat = source.stat()
     return config_hash(str(source.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def run_video_stage(
+    source: Path, key: str, out_dir: Path, runner: StageRunner, cfg: GenCfg, stages: Sequence[Stage[GenCfg]]
+) -> Keyframes:
+    """The keyframes of ``source`` (cache key ``key``, :func:`source_key`): the table's first stage,
+    the video stage, run by ``runner`` for the output folder ``out_dir``."""
+    given = {"source": (source, key)}
+    return runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
 
 
 def run_gen(
@@ -77,12 +89,10 @@ def run_gen(
     (:func:`urbanverse.gen.stages.replace_stage` swaps one entry)."""
     source, out_dir = Path(source), Path(out_dir)
     start = time.perf_counter()
-    if not source.exists():
-        raise InputError(f"{source}: no such file")
+    key = source_key(source)
     with folder_lock(out_dir, "gen"):
         runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
-        given = {"source": (source, source_key(source))}
-        video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
+        video = run_video_stage(source, key, out_dir, runner, cfg, stages)
         if len(video.keyframes.selected_shots) > 1:
             raise InputError(
                 "video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot"

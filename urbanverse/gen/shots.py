@@ -17,7 +17,14 @@ from typing import Literal
 
 from urbanverse.errors import InputError
 from urbanverse.gen.config import GenCfg
-from urbanverse.gen.pipeline import REPORT_FILE, ShotInput, clear_for_error, run_scene_stages, source_key
+from urbanverse.gen.pipeline import (
+    REPORT_FILE,
+    ShotInput,
+    clear_for_error,
+    run_scene_stages,
+    run_video_stage,
+    source_key,
+)
 from urbanverse.gen.stages import Stage, StageRunner, config_hash
 from urbanverse.gen.table import STAGES, Keyframes
 from urbanverse.locks import folder_lock
@@ -75,15 +82,15 @@ def run_gen_per_shot(
     ``stages``: the table to run, as for :func:`urbanverse.gen.pipeline.run_gen`."""
     source, out_dir = Path(source), Path(out_dir)
     start = time.perf_counter()
-    if not source.exists():
-        raise InputError(f"{source}: no such file")
+    key = source_key(source)
     cfg = dataclasses.replace(cfg, video=dataclasses.replace(cfg.video, per_shot=True))
     with folder_lock(out_dir, "gen"):
-        return _run_shots(source, out_dir, cfg, resume, progress, stages, start)
+        return _run_shots(source, key, out_dir, cfg, resume, progress, stages, start)
 
 
 def _run_shots(
     source: Path,
+    key: str,
     out_dir: Path,
     cfg: GenCfg,
     resume: bool,
@@ -93,8 +100,7 @@ def _run_shots(
 ) -> ShotsReport:
     """The body of :func:`run_gen_per_shot`, run while it holds the output folder's lock."""
     runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
-    given = {"source": (source, source_key(source))}
-    video = runner.run_table(stages[:1], cfg, given, out_dir, source, out_dir.name)["video"]
+    video = run_video_stage(source, key, out_dir, runner, cfg, stages)
     kfs, video_key = video.keyframes, runner.keys["video"]
     shots = {s.index: s for s in kfs.shots}
     results = []

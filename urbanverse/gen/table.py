@@ -108,8 +108,6 @@ def _json_store(cls: type, file: str) -> Store:
 
 
 def _video(source: Path, *, cfg: GenCfg, env: StageEnv) -> Keyframes:
-    if not source.exists():
-        raise InputError(f"{source}: no such file")
     return Keyframes(run_video(source, env.work, cfg.video), env.work)
 
 

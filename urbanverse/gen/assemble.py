@@ -1,9 +1,9 @@
 """The generated scene: ground regions, placed cousins, sky and camera path as scene.json + USD.
 
-Ground regions get library materials matched to their observed colours; sidewalks are raised by the
-default curb height when a road was seen beside them. Each object is placed with its best cousin
-(its base on the ground region under it); all cousins are copied into the scene so they can be
-swapped. The physics check then moves apart anything that interpenetrates.
+The ground is the street model fitted to what the video saw (:mod:`urbanverse.layout.street_fit`),
+each region with a library material matched to the colours observed for its type. Each object is
+placed with its best cousin (its base on the ground region under it); all cousins are copied into the
+scene so they can be swapped. The physics check then moves apart anything that interpenetrates.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from urbanverse.layout.ground import GroundLayout
 from urbanverse.layout.lift import LiftedObjects, front_anchored
-from urbanverse.layout.stage import curb_of
+from urbanverse.layout.stage import FittedStreet
+from urbanverse.layout.street_fit import ModelRegion
 from urbanverse.recon.record import Reconstruction
 from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.retrieval.cousins import CousinSet, asset_of
+from urbanverse.retrieval.stage import UNSEEN_MATERIAL
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
@@ -61,21 +62,27 @@ def camera_trajectory(recon: Reconstruction, lift_z: float = 0.0) -> tuple[Camer
     return tuple(out)
 
 
-def ground_regions(layout: GroundLayout, materials: dict[str, str], scene_dir: Path) -> list[GroundRegion]:
-    """Scene ground regions from the estimated layout, with the chosen material per type installed."""
-    installed = {kind: install_ground_material(name, scene_dir) for kind, name in materials.items()}
-    curb = curb_of(layout)
+def ground_regions(
+    model: tuple[ModelRegion, ...], materials: dict[str, str], scene_dir: Path
+) -> list[GroundRegion]:
+    """Scene ground regions from the fitted model, with the chosen material per type installed."""
+    types = {region.type for region in model}
+    # A type with no matched material (a retrieval made before the model fitted it) gets its default.
+    chosen = {kind: materials.get(kind, UNSEEN_MATERIAL[kind]) for kind in types}
+    installed = {kind: install_ground_material(name, scene_dir) for kind, name in chosen.items()}
     regions = []
-    for k, est in enumerate(layout.regions):
-        material, friction = installed[est.type]
+    for k, region in enumerate(model):
+        material, friction = installed[region.type]
         regions.append(
             GroundRegion(
-                id=f"{est.type}_{k:02d}",
-                type=est.type,  # type: ignore[arg-type]
-                polygon=est.polygon,
-                elevation=curb if est.type == "sidewalk" else 0.0,
+                id=f"{region.id}_{k:02d}",
+                type=region.type,  # type: ignore[arg-type]
+                polygon=region.polygon,
+                elevation=region.elevation,
+                vertex_elevation=region.vertex_elevation,
                 material=material,
                 friction=friction,
+                inferred_share=round(region.inferred_share, 4),
             )
         )
     return regions
@@ -125,8 +132,7 @@ def assemble_scene(
     name: str,
     source_sha256: str,
     frames_used: tuple[int, ...],
-    layout: GroundLayout,
-    lifted: LiftedObjects,
+    street: FittedStreet,
     cousins: CousinSet,
     ground_materials: dict[str, str],
     sky_name: str,
@@ -134,15 +140,15 @@ def assemble_scene(
     scene_dir: Path,
 ) -> tuple[Scene, list[str]]:
     """Install every library file into ``scene_dir`` and build the Scene record (not yet saved)."""
-    regions = ground_regions(layout, ground_materials, scene_dir)
-    objects, warnings = place_objects(lifted, cousins, regions, scene_dir)
+    regions = ground_regions(street.model.regions, ground_materials, scene_dir)
+    objects, warnings = place_objects(street.objects, cousins, regions, scene_dir)
     scene = Scene(
         name=name,
         source=SceneSource(kind="video", video_sha256=source_sha256, frames_used=frames_used),
         ground=tuple(regions),
         objects=tuple(objects),
         sky=install_sky(sky_name, scene_dir),
-        camera_trajectory=camera_trajectory(recon, curb_of(layout)),
+        camera_trajectory=camera_trajectory(recon, street.camera_ground_m),
         walkable_area=tuple(r.polygon for r in regions if r.type in WALKABLE),
     )
     return scene, warnings

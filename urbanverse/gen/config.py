@@ -8,6 +8,7 @@ from urbanverse.layout.crowns import CrownCfg
 from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.lift import LiftCfg
 from urbanverse.layout.proposals import ProposalCfg
+from urbanverse.layout.street_fit import StreetFitCfg
 from urbanverse.perception.detect import DetectionCfg
 from urbanverse.perception.track import TrackingCfg
 from urbanverse.recon.depth import DenseCfg
@@ -32,6 +33,9 @@ class GenCfg:
     proposals: ProposalCfg = dataclasses.field(default_factory=ProposalCfg)
     crowns: CrownCfg = dataclasses.field(default_factory=CrownCfg)
     """Trees of detector tracks placed by their crowns' dense points (``urbanverse.layout.crowns``)."""
+    street: StreetFitCfg = dataclasses.field(default_factory=StreetFitCfg)
+    """The street (or plaza, or path) model fitted to the ground seen, which becomes the scene's ground,
+    and the objects set on it (``urbanverse.layout.street_fit``, ``urbanverse.layout.settle``)."""
     cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
     physics_fix: bool = True
     """Run the physics check and move interpenetrating objects apart."""

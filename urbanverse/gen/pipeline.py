@@ -24,6 +24,7 @@ from urbanverse.layout.facades import FACADE_LABEL
 from urbanverse.layout.proposal_placing import PROPOSAL_LABEL
 from urbanverse.layout.scale_check import SizeScale, scale_warning
 from urbanverse.layout.stage import measured_size_scale
+from urbanverse.layout.street_fit import GroundFit
 from urbanverse.locks import LOCK_FILE, folder_lock
 from urbanverse.perception.models import NO_EMBEDDER_WARNING, embedder_available
 from urbanverse.records import record, save_json
@@ -41,7 +42,7 @@ class GenReport:
     stage's wall time and the run's ``total``; detection and tracking run beside the camera stage, so
     the stages add up to more than the total."""
 
-    schema_version: int = 1
+    schema_version: int = 2
     input: str
     scene: str
     seconds: dict[str, float]
@@ -55,6 +56,9 @@ class GenReport:
     size_scale: SizeScale | None = None
     """The scale the heights of the people and cars seen imply (``urbanverse.layout.scale_check``;
     None when none was measured); a warning names it when it is off by more than a factor of two."""
+    ground_model: GroundFit | None = None
+    """Which ground model (street, plaza or path) was fitted to the ground seen, how well each
+    candidate explained it, and the street's parameters (``urbanverse.layout.street_fit``)."""
 
 
 def source_key(source: Path) -> str:
@@ -129,7 +133,8 @@ def run_scene_stages(
         stages, cfg, {"video": (shot.video, shot.key)}, out_dir, shot.source, name or out_dir.name, first=1
     )
     kfs, recon, dets, tracks = shot.video.keyframes, out["calibrate"], out["detect"], out["track"]
-    layout, objects, notes = out["ground"].layout, out["objects"], out["scene"]
+    layout, objects, street, notes = out["ground"].layout, out["objects"], out["street"], out["scene"]
+    scene = load_scene(out_dir)
     sizes = measured_size_scale(tracks, dets, recon, layout, cfg.lift)
     size_note = scale_warning(sizes, recon.ground.camera_height_m)
     warnings = [
@@ -150,10 +155,11 @@ def run_scene_stages(
             "registered": len(recon.registered),
             "detections": sum(len(f.detections) for f in dets.frames),
             "tracks": len(tracks.tracks),
-            "objects": len(load_scene(out_dir).objects),
+            "objects": len(scene.objects),
             "objects_from_dense_points": sum(o.label == PROPOSAL_LABEL for o in objects.objects),
             "building_facades": sum(o.label == FACADE_LABEL for o in objects.objects),
-            "ground_regions": len(layout.regions),
+            "ground_regions": len(scene.ground),
+            "ground_regions_seen": len(layout.regions),
             "physics_fixes": len(notes.get("fixes", [])),
         },
         recon_mode=recon.mode,
@@ -162,6 +168,7 @@ def run_scene_stages(
         video_seconds=float(shot.seconds),
         seconds_per_video_minute=round(total / video_s * 60.0, 2) if kfs.mode == "video" else 0.0,
         size_scale=sizes,
+        ground_model=street.model.summary(),
     )
     save_json(report, out_dir / REPORT_FILE)
     return report

@@ -7,9 +7,9 @@ depth model, a benchmark's ground truth) is one :func:`~urbanverse.gen.stages.re
 
 ::
 
-    video ──┬─ detect ── track ── candidates ───────────────────┐
-            └─ camera ─┬─ calibrate ── dense ── ground ── objects ── retrieve ── scene
-                       (detect)                (camera's sparse points)
+    video ──┬─ detect ── track ── candidates ─────────────────────────────┐
+            └─ camera ─┬─ calibrate ── dense ── ground ── objects ─┬─ retrieve ── scene
+                       (detect)                (camera's sparse)   └─ street ─────┘
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import Stage, StageEnv, Store
 from urbanverse.layout.ground import GroundLayout, run_ground
 from urbanverse.layout.lift import LiftedObjects
-from urbanverse.layout.stage import calibrate_with_people, place_objects
+from urbanverse.layout.stage import FittedStreet, calibrate_with_people, fit_street, place_objects
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import run_detection
 from urbanverse.perception.models import embedder_available
@@ -56,6 +56,7 @@ from urbanverse.video.stage import run_video
 DENSE_FILE = "dense.npz"
 GROUND_FILE = "ground.json"
 OBJECTS_FILE = "objects.json"
+STREET_FILE = "street.json"
 RETRIEVAL_FILE = "retrieval.json"
 SCENE_NOTES_FILE = "scene_notes.json"
 
@@ -90,18 +91,14 @@ class CameraModel:
 
 @dataclasses.dataclass(frozen=True)
 class GroundEvidence:
-    """The ground stage's output: the ground regions seen (``layout``) and a colour sample per ground
-    type (``pixel_samples``: type -> uint8 ``(N, 3)``), from which retrieval picks materials."""
+    """The ground stage's output: the ground regions seen (``layout``), their class grid (``classes``:
+    ``(H, W)`` uint8, 0 unseen, see ``urbanverse.layout.street_fit.EVIDENCE_CLASSES``) and a colour
+    sample per ground type (``pixel_samples``: type -> uint8 ``(N, 3)``), from which retrieval picks
+    materials."""
 
     layout: GroundLayout
+    classes: np.ndarray
     pixel_samples: dict[str, np.ndarray]
-
-
-def _json_store(cls: type, file: str) -> Store:
-    """A store of one record as ``file`` (JSON)."""
-    return Store(
-        file, lambda value, work: save_json(value, work / file), lambda work: load_record(cls, work / file)
-    )
 
 
 # --- run functions: inputs in the order the table names them, then the configuration and the env ---
@@ -150,8 +147,8 @@ def _ground(
     env: StageEnv,
 ) -> GroundEvidence:
     frames = list(video.images.items())
-    layout = run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
-    return GroundEvidence(layout, dict(np.load(env.work / layout.pixels_file)))
+    run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
+    return _load_ground(env.work)
 
 
 def _objects(
@@ -168,6 +165,12 @@ def _objects(
     return place_objects(
         tracks, dets, recon, ground.layout, cloud, video.images, cfg.lift, cfg.proposals, cfg.crowns
     )
+
+
+def _street(
+    ground: GroundEvidence, objects: LiftedObjects, recon: Reconstruction, *, cfg: GenCfg, env: StageEnv
+) -> FittedStreet:
+    return fit_street(ground.layout, ground.classes, recon, objects, cfg.street)
 
 
 def _retrieve(
@@ -187,8 +190,7 @@ def _retrieve(
 
 def _scene(
     video: Keyframes,
-    ground: GroundEvidence,
-    objects: LiftedObjects,
+    street: FittedStreet,
     retrieval: Retrieval,
     recon: Reconstruction,
     *,
@@ -197,11 +199,11 @@ def _scene(
 ) -> dict:
     kfs = video.keyframes
     scene, notes = assemble_scene(
-        env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), ground.layout, objects,
+        env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), street,
         retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
     )  # fmt: skip
     scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
-    return {"warnings": notes, "fixes": fixes}
+    return {"warnings": [*street.warnings, *notes], "fixes": fixes}
 
 
 # --- what each output must hold for the stages after it ---
@@ -228,7 +230,8 @@ def _save_ground(ground: GroundEvidence, work: Path) -> None:
 
 def _load_ground(work: Path) -> GroundEvidence:
     layout = load_record(GroundLayout, work / GROUND_FILE)
-    return GroundEvidence(layout, dict(np.load(work / layout.pixels_file)))
+    classes = np.load(work / layout.grid_file)["classes"]
+    return GroundEvidence(layout, classes, dict(np.load(work / layout.pixels_file)))
 
 
 def _detection_key(cfg: GenCfg) -> tuple:
@@ -311,6 +314,13 @@ STAGES: tuple[Stage[GenCfg], ...] = (
         store=_json_store(LiftedObjects, OBJECTS_FILE),
     ),
     Stage(
+        name="street",
+        inputs=("ground", "objects", "calibrate"),
+        run=_street,
+        key_parts=lambda c: c.street,
+        store=_json_store(FittedStreet, STREET_FILE),
+    ),
+    Stage(
         name="retrieve",
         inputs=("video", "objects", "track", "detect", "ground", "calibrate", "candidates"),
         run=_retrieve,
@@ -319,7 +329,7 @@ STAGES: tuple[Stage[GenCfg], ...] = (
     ),
     Stage(
         name="scene",
-        inputs=("video", "ground", "objects", "retrieve", "calibrate"),
+        inputs=("video", "street", "retrieve", "calibrate"),
         run=_scene,
         key_parts=lambda c: (c.physics_fix, c.compare_frames),
         store=_file_store(SCENE_NOTES_FILE, save_json, lambda path: json.loads(path.read_text())),

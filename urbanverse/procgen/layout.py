@@ -74,6 +74,44 @@ def _mirror_y(points):
     return tuple((x, -y) for x, y in points)[::-1]
 
 
+@dataclass(frozen=True, kw_only=True)
+class StreetModel:
+    """The parameters of a straight street in its own frame: along +X from ``start`` to ``end`` (m), the
+    road between y = -``half_width("south")`` and y = ``half_width("north")``.
+
+    ``lanes`` traffic lanes of ``LANE_WIDTH`` plus a ``PARKING_WIDTH`` parking lane on each side where
+    ``parking`` says (north, south); sidewalks ``sidewalk`` m wide (north, south) raised ``curb`` m;
+    mid-block crosswalks (4 m wide, with curb ramps) centred at x = ``crossings``; a plaza
+    ``plaza_depth`` m deep behind the north sidewalk instead of building lots (0: none); building lots
+    ``lot_depth`` m deep behind the sidewalks. ``procgen`` draws these parameters; ``gen`` fits them to
+    what a video saw (:mod:`urbanverse.layout.street_fit`); :func:`street_layout` builds either.
+    """
+
+    start: float
+    end: float
+    lanes: int
+    parking: tuple[bool, bool] = (True, True)
+    sidewalk: tuple[float, float] = (4.0, 4.0)
+    curb: float = DEFAULT_CURB_HEIGHT
+    crossings: tuple[float, ...] = ()
+    plaza_depth: float = 0.0
+    lot_depth: float = LOT_DEPTH
+
+    def half_width(self, side: str) -> float:
+        """Distance (m) from the road's centre line to its ``side`` ("north" or "south") curb."""
+        parked = self.parking[0 if side == "north" else 1]
+        return self.lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parked else 0.0)
+
+    @property
+    def road_width(self) -> float:
+        """Curb to curb (m)."""
+        return self.half_width("north") + self.half_width("south")
+
+
+#: Width (m) of a mid-block crosswalk along the street.
+CROSSWALK_WIDTH = 4.0
+
+
 def straight_street(
     rng: np.random.Generator,
     length: float,
@@ -86,47 +124,63 @@ def straight_street(
     """A street along +X centred on y = 0: road (with parking lanes), sidewalks on both sides raised
     ``DEFAULT_CURB_HEIGHT``, an optional mid-block crosswalk with curb ramps, and (``plaza_depth`` > 0)
     a plaza instead of buildings on the north side."""
-    curb = DEFAULT_CURB_HEIGHT
-    half = lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parking else 0.0)
-    x0, x1 = -length / 2, length / 2
+    return street_layout(
+        StreetModel(
+            start=-length / 2,
+            end=length / 2,
+            lanes=lanes,
+            parking=(parking, parking),
+            sidewalk=(sidewalk, sidewalk),
+            crossings=() if crosswalk_at is None else (crosswalk_at,),
+            plaza_depth=plaza_depth,
+        )
+    )
+
+
+def _numbered(name: str, k: int, count: int) -> str:
+    """``name`` for the only one of its kind, else ``name_<k>``."""
+    return name if count == 1 else f"{name}_{k}"
+
+
+def street_layout(model: StreetModel) -> Layout:
+    """The regions and placement lines of ``model``: road pieces between the crosswalks, each side's
+    sidewalk (notched where a crosswalk's curb ramp lands) and its plaza or building lots."""
+    curb = model.curb
+    x0, x1 = model.start, model.end
+    spans = [(c - CROSSWALK_WIDTH / 2, c + CROSSWALK_WIDTH / 2) for c in sorted(model.crossings)]
+    n = len(spans)
+    south, north = model.half_width("south"), model.half_width("north")
     out = Layout()
-    cw, ramp = 4.0, min(1.2, sidewalk - 0.8)
-    if crosswalk_at is None:
-        out.regions.append(Region("road", "road", _rect(x0, -half, x1, half)))
-    else:
-        c0, c1 = crosswalk_at - cw / 2, crosswalk_at + cw / 2
-        out.regions += [
-            Region("road_west", "road", _rect(x0, -half, c0, half)),
-            Region("road_east", "road", _rect(c1, -half, x1, half)),
-            Region("crosswalk", "crosswalk", _rect(c0, -half, c1, half)),
-        ]
-        out.crosswalks.append(((crosswalk_at, -half), (crosswalk_at, half)))
-    for side, sign in (("north", 1.0), ("south", -1.0)):
-        if crosswalk_at is None:
-            poly = _rect(x0, half, x1, half + sidewalk)
-        else:
-            poly = (
-                (x0, half),
-                (c0, half),
-                (c0, half + ramp),
-                (c1, half + ramp),
-                (c1, half),
-                (x1, half),
-                (x1, half + sidewalk),
-                (x0, half + sidewalk),
-            )
+    edges = [x0, *[v for span in spans for v in span], x1]
+    road_names = ["road"] if n == 0 else ["road_west", *[f"road_{k}" for k in range(1, n)], "road_east"]
+    for k, name in enumerate(road_names):
+        out.regions.append(Region(name, "road", _rect(edges[2 * k], -south, edges[2 * k + 1], north)))
+    for k, (c0, c1) in enumerate(spans):
+        out.regions.append(Region(_numbered("crosswalk", k, n), "crosswalk", _rect(c0, -south, c1, north)))
+        out.crosswalks.append((((c0 + c1) / 2, -south), ((c0 + c1) / 2, north)))
+    for side, sign, half, width, parking in (
+        ("north", 1.0, north, model.sidewalk[0], model.parking[0]),
+        ("south", -1.0, south, model.sidewalk[1], model.parking[1]),
+    ):
+        ramp = min(1.2, width - 0.8)
+        poly: list[tuple[float, float]] = [(x0, half)]
+        for k, (c0, c1) in enumerate(spans):
+            poly += [(c0, half), (c0, half + ramp), (c1, half + ramp), (c1, half)]
             ramp_poly = _rect(c0, half, c1, half + ramp)
             heights = (0.0, 0.0, curb, curb)
             if sign < 0:
                 ramp_poly, heights = _mirror_y(ramp_poly), heights[::-1]
-            out.regions.append(Region(f"ramp_{side}", "ramp", ramp_poly, vertex_elevation=heights))
+            out.regions.append(
+                Region(_numbered(f"ramp_{side}", k, n), "ramp", ramp_poly, vertex_elevation=heights)
+            )
+        poly += [(x1, half), (x1, half + width), (x0, half + width)]
         out.regions.append(
-            Region(f"sidewalk_{side}", "sidewalk", poly if sign > 0 else _mirror_y(poly), curb)
+            Region(f"sidewalk_{side}", "sidewalk", tuple(poly) if sign > 0 else _mirror_y(poly), curb)
         )
         facing = -math.pi / 2 * sign  # +X of a placed asset points at the road
-        y_curb, y_front = sign * (half + CURB_ZONE), sign * (half + sidewalk - 0.6)
-        gap = (c0 - 1.5, c1 + 1.5) if crosswalk_at is not None else None
-        for a, b in ((x0 + 1, gap[0]), (gap[1], x1 - 1)) if gap else ((x0 + 1, x1 - 1),):
+        y_curb, y_front = sign * (half + CURB_ZONE), sign * (half + width - 0.6)
+        stops = [x0 + 1, *[v for c0, c1 in spans for v in (c0 - 1.5, c1 + 1.5)], x1 - 1]
+        for a, b in zip(stops[::2], stops[1::2], strict=True):
             out.curb_lines.append(Line((a, y_curb), (b, y_curb), facing, curb))
             out.frontage_lines.append(Line((a, y_front), (b, y_front), facing, curb))
             if parking:
@@ -134,13 +188,13 @@ def straight_street(
                 out.parking_lines.append(
                     Line((a + 2, y_park), (b - 2, y_park), 0.0 if sign < 0 else math.pi, 0.0)
                 )
-        if side == "north" and plaza_depth > 0:
-            out.plaza = _rect(x0, half + sidewalk, x1, half + sidewalk + plaza_depth)
+        if side == "north" and model.plaza_depth > 0:
+            out.plaza = _rect(x0, half + width, x1, half + width + model.plaza_depth)
             out.regions.append(Region("plaza", "plaza", out.plaza, curb))
-        else:
-            y_lot = sign * (half + sidewalk)
+        elif model.lot_depth > 0:
+            y_lot = sign * (half + width)
             out.building_lines.append(Line((x0, y_lot), (x1, y_lot), facing, 0.0))
-            lot = _rect(x0, half + sidewalk, x1, half + sidewalk + LOT_DEPTH)
+            lot = _rect(x0, half + width, x1, half + width + model.lot_depth)
             out.regions.append(Region(f"lots_{side}", "terrain", lot if sign > 0 else _mirror_y(lot)))
     return out
 

@@ -17,7 +17,23 @@ from urbanverse.records import record
 from urbanverse.retrieval.cousins import CousinCfg, Cousins, CousinSet, rank_cousins
 
 #: Ground types the material library tags; terrain maps to the grass/soil family.
-_MATERIAL_TAG = {"road": "road", "sidewalk": "sidewalk", "crosswalk": "crosswalk", "terrain": "terrain"}
+#: Scene ground type -> (the ground stage's colour sample it is matched from, the materials' tag).
+_MATERIAL_SOURCE = {
+    "road": ("road", "road"),
+    "sidewalk": ("sidewalk", "sidewalk"),
+    "crosswalk": ("crosswalk", "crosswalk"),
+    "terrain": ("terrain", "terrain"),
+    "plaza": ("sidewalk", "plaza"),  # a plaza fitted where the walked paving was seen
+}
+#: Material of a ground type no keyframe showed (the fitted street model infers it), and of curb ramps.
+UNSEEN_MATERIAL = {
+    "road": "asphalt_worn",
+    "sidewalk": "concrete_slab_1m",
+    "crosswalk": "marking_zebra_white",
+    "terrain": "grass_patchy",
+    "plaza": "pavers_square_grey",
+    "ramp": "tactile_dots_grey",
+}
 #: Sky used when no sky pixels were seen (a clear day, sun 30 degrees up).
 DEFAULT_SKY = "clear_el30_t3.2"
 
@@ -119,9 +135,9 @@ def run_retrieval(
         rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only, o.top_cut)
         for o in lifted.objects
     ]
-    materials = {}
-    for kind, tag in _MATERIAL_TAG.items():
-        sample = ground_samples.get(kind)
+    materials = dict(UNSEEN_MATERIAL)
+    for kind, (source, tag) in _MATERIAL_SOURCE.items():
+        sample = ground_samples.get(source)
         if sample is not None and len(sample):
             materials[kind] = match_ground(np.asarray(sample, np.uint8), tag=tag, k=1)[0][0]
     pixels = sky_pixels(list(images.values()))

@@ -10,6 +10,7 @@ relative to the scene folder and must stay inside it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import Literal
@@ -19,9 +20,9 @@ import shapely
 from urbanverse.assets import limits
 from urbanverse.assets.record import ASSET_FILE
 from urbanverse.errors import InputError
-from urbanverse.records import Vec2, Vec3, Vec4, load_record, record, save_json
+from urbanverse.records import Vec2, Vec3, Vec4, parse_record, record, save_json
 
-SCENE_SCHEMA_VERSION = 1
+SCENE_SCHEMA_VERSION = 2
 SCENE_FILE = "scene.json"
 
 GroundType = Literal["road", "sidewalk", "crosswalk", "ramp", "terrain", "plaza"]
@@ -49,9 +50,11 @@ class GroundRegion:
 
     ``elevation``: top height in metres (sidewalks ``DEFAULT_CURB_HEIGHT`` above the road, so
     their side walls form the curb face). ``vertex_elevation``: optional top height per
-    polygon vertex, for curb ramps where the sidewalk drops to the road. Loading checks the ranges of
-    ``urbanverse.assets.limits``: polygon points within ±1e5 m, elevations 0..10 m, friction 0..5,
-    restitution 0..1.
+    polygon vertex, for curb ramps where the sidewalk drops to the road. ``inferred_share``: the
+    share of the region's area that no video frame saw, completed from the street model fitted to
+    what was seen (0 for ground drawn by a generator or by hand; 1: wholly inferred). Loading checks
+    the ranges of ``urbanverse.assets.limits``: polygon points within ±1e5 m, elevations 0..10 m,
+    friction 0..5, restitution and inferred share 0..1.
     """
 
     id: str
@@ -62,6 +65,7 @@ class GroundRegion:
     material: Material
     friction: float = 0.8
     restitution: float = 0.0
+    inferred_share: float = 0.0
 
     def top_heights(self) -> list[float]:
         """Top height (m) at each polygon vertex."""
@@ -244,6 +248,7 @@ def _check_ground(region: GroundRegion, scene_dir: Path, where: str) -> None:
     _check_material(region.material, scene_dir, f"{where}.material")
     limits.check(region.friction, limits.FRICTION, f"{where}.friction")
     limits.check(region.restitution, limits.RESTITUTION, f"{where}.restitution")
+    limits.check(region.inferred_share, limits.UNIT_INTERVAL, f"{where}.inferred_share")
 
 
 def validate_scene(scene: Scene, scene_dir: Path) -> None:
@@ -282,13 +287,32 @@ def validate_scene(scene: Scene, scene_dir: Path) -> None:
     _check_sky(scene.sky, scene_dir)
 
 
+def migrate_scene_json(text: bytes | str) -> bytes | str:
+    """``scene.json`` text of an older schema, brought to :data:`SCENE_SCHEMA_VERSION`; other text as it is.
+
+    Version 1 -> 2: ground regions gained ``inferred_share`` (default 0: every region of a version 1
+    file is ground that was seen, generated or drawn).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return text  # the parser's own error names it
+    if not isinstance(data, dict) or data.get("schema_version") != 1:
+        return text
+    data["schema_version"] = 2
+    return json.dumps(data)
+
+
 def load_scene(scene_dir: Path) -> Scene:
-    """Load ``scene_dir/scene.json``, validate types and contents; ``InputError`` on the first bad value."""
+    """Load ``scene_dir/scene.json`` (an older schema migrated on the way: :func:`migrate_scene_json`),
+    validate types and contents; ``InputError`` on the first bad value."""
     scene_dir = Path(scene_dir)
     if not scene_dir.is_dir():
         raise InputError(f"{scene_dir}: not a scene folder (no such directory)")
     path = scene_dir / SCENE_FILE
-    scene = load_record(Scene, path)
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    scene = parse_record(Scene, migrate_scene_json(path.read_bytes()), str(path))
     try:
         validate_scene(scene, scene_dir)
     except InputError as exc:

@@ -1,0 +1,83 @@
+"""Objects set on the fitted ground: each moved onto the nearest ground its class may stand on, or dropped.
+
+Vehicles stand on the road (their whole width on it); buildings, facades and small buildings behind
+the frontage, on the lots (their front face on them); everything else on walked paving or terrain
+(sidewalk, plaza, terrain), never on the road, a crosswalk or a curb ramp. A plaza has no road and no
+lots: there, everything stands on the plaza. An object farther than ``max_move_m`` from where its
+class may stand is dropped, with a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import shapely
+from shapely.ops import nearest_points
+
+from urbanverse.assets.taxonomy import get_class
+from urbanverse.layout.lift import LiftedObject, LiftedObjects
+from urbanverse.layout.street_fit import ModelRegion
+
+#: L2 classes that stand on building lots, behind the frontage.
+ON_LOTS_L2 = frozenset({"buildings", "facades", "small_buildings"})
+
+
+def allowed_types(category: str, present: set[str]) -> tuple[str, ...]:
+    """The region types an object of ``category`` may stand on, given the types ``present`` in the model."""
+    cls = get_class(category)
+    if cls.l1 == "vehicles" and "road" in present:
+        return ("road",)
+    if cls.l2 in ON_LOTS_L2 and "terrain" in present and "road" in present:
+        return ("terrain",)
+    return ("sidewalk", "plaza", "terrain")
+
+
+def _anchor(obj: LiftedObject) -> np.ndarray:
+    """The point that must stand on the allowed ground: a front-only object's front midpoint (just
+    behind it), any other object's base centre."""
+    xy = np.asarray(obj.position[:2], float)
+    if not obj.front_only:
+        return xy
+    facing = np.array([math.cos(obj.yaw), math.sin(obj.yaw)])
+    return xy + (0.5 * obj.size[0] - 0.2) * facing
+
+
+def settle_objects(
+    lifted: LiftedObjects, regions: tuple[ModelRegion, ...], max_move_m: float
+) -> tuple[LiftedObjects, list[str]]:
+    """``lifted`` with every object moved onto ground its class allows (see the module docstring);
+    warnings name each object moved more than 0.5 m or dropped."""
+    by_type: dict[str, list[shapely.Polygon]] = {}
+    for region in regions:
+        by_type.setdefault(region.type, []).append(shapely.Polygon(region.polygon))
+    zones = {kind: shapely.union_all(polys) for kind, polys in by_type.items()}
+    kept, warnings = [], []
+    dropped = dict(lifted.dropped)
+    for obj in lifted.objects:
+        types = allowed_types(obj.category, set(zones))
+        zone = shapely.union_all([zones[t] for t in types if t in zones])
+        # A vehicle's whole width stays on the road; other objects keep their anchor 10 cm inside.
+        inset = obj.size[1] / 2 + 0.1 if types == ("road",) else 0.1
+        inner = zone.buffer(-inset)
+        if inner.is_empty:
+            inner = zone
+        anchor = _anchor(obj)
+        point = shapely.Point(anchor)
+        if inner.contains(point):
+            kept.append(obj)
+            continue
+        target = np.asarray(nearest_points(inner, point)[0].coords[0]) if not inner.is_empty else anchor
+        move = float(np.linalg.norm(target - anchor))
+        where = f"track {obj.track_id} ({obj.category})"
+        if inner.is_empty or move > max_move_m:
+            warnings.append(f"{where}: {move:.1f} m from any {'/'.join(types)} of the fitted ground; dropped")
+            dropped["off the fitted ground"] = dropped.get("off the fitted ground", 0) + 1
+            continue
+        if move > 0.5:
+            warnings.append(f"{where}: moved {move:.1f} m onto the {'/'.join(types)} of the fitted ground")
+        x, y, z = obj.position
+        dx, dy = target - anchor
+        kept.append(dataclasses.replace(obj, position=(float(x + dx), float(y + dy), z)))
+    return LiftedObjects(objects=tuple(kept), dropped=dropped), warnings

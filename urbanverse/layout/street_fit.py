@@ -1,0 +1,509 @@
+"""The ground model fitted to what a video saw: a whole street (or a plaza, or a path) over the walk.
+
+The ground stage classifies what the keyframes saw, cell by cell (:mod:`urbanverse.layout.ground`);
+that evidence has holes wherever nothing was seen. Here the parameters of the street model that
+``procgen`` builds from (:class:`~urbanverse.procgen.layout.StreetModel`) are fitted to it, and the
+model, not the evidence, becomes the scene's ground: one connected piece over the walk plus a margin.
+
+- **Axis:** the camera path (straight when it stays within ``straight_tolerance_m`` of a line, else the
+  path smoothed); a still camera's axis runs along the road it sees, through the camera.
+- **Cross-section:** the seen cells' offsets across the axis make a profile per class. The road is the
+  band that holds most road and least other ground (a maximum-sum run of the profile), snapped to
+  ``LANE_WIDTH`` lanes and ``PARKING_WIDTH`` parking lanes (parking where cars were placed along the
+  curb). Each sidewalk runs from its curb to the frontage: the building fronts seen on that side, else
+  where the paving seen ends, else ``sidewalk_m``. Paving wider than the widest sidewalk is a plaza.
+- **Crossings:** where the crosswalk cells seen lie across the road.
+
+A plaza (one paved square) and a path (a paved band along the walk through terrain) are fitted too;
+the candidate whose classes agree with most seen cells is kept, and ``StreetFit.agreement`` says how
+well each explained the evidence. What no keyframe saw is completed from the model: each region says
+what share of it was inferred.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Literal
+
+import numpy as np
+import shapely
+
+from urbanverse.layout.street_axis import StreetAxis, axis_of_path, axis_through, principal_direction
+from urbanverse.procgen.layout import LANE_WIDTH, PARKING_WIDTH, StreetModel, street_layout
+from urbanverse.records import Vec2, record
+from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
+
+#: Ground classes of the evidence grid (0: unseen), as :mod:`urbanverse.layout.ground` writes them.
+EVIDENCE_CLASSES = {1: "road", 2: "sidewalk", 3: "crosswalk", 4: "terrain"}
+#: What a region type or an evidence class counts as when model and evidence are compared.
+_KIND = {"road": 0, "crosswalk": 0, "sidewalk": 1, "ramp": 1, "plaza": 1, "terrain": 2}
+#: Regions are clipped in this order, each keeping only what the ones before it left.
+_PRIORITY = ("road", "crosswalk", "ramp", "sidewalk", "plaza", "terrain")
+ModelKind = Literal["street", "plaza", "path"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StreetFitCfg:
+    """Settings of the ground model fit (``gen --set street.<field>=...``); lengths in metres."""
+
+    margin_m: float = 20.0
+    """The scene's ground covers the camera path grown by this (and all the ground seen)."""
+    straight_tolerance_m: float = 2.0
+    """A walk that stays within this of its principal line gets a straight axis."""
+    smooth_m: float = 6.0
+    """Gaussian sigma (m of path) that smooths a curved walk into the street's axis."""
+    profile_bin_m: float = 0.25
+    """Bin width of the cross-street profiles of the seen classes."""
+    min_road_m2: float = 8.0
+    """Less road than this inside the fitted road band: no street is fitted (a plaza or a path is)."""
+    unseen_road_width_m: float = 2 * LANE_WIDTH + 2 * PARKING_WIDTH
+    """Road width assumed when the road's far curb was not seen (two lanes, parking both sides)."""
+    sidewalk_m: float = 4.0
+    """Sidewalk width where that side's frontage was not seen."""
+    max_sidewalk_m: float = 10.0
+    """Paving seen beyond this from the curb is a plaza behind a sidewalk ``sidewalk_m`` wide."""
+    min_sidewalk_m: float = 1.5
+    """Narrowest sidewalk fitted."""
+    path_width_m: float = 3.0
+    """Width of the paved band of a path layout."""
+    min_crossing_m2: float = 2.0
+    """Crosswalk cells seen across the road, at least this much, make a crossing."""
+    max_move_m: float = 5.0
+    """An object farther than this from the ground its class stands on is dropped, not moved
+    (:mod:`urbanverse.layout.settle`)."""
+
+    def __post_init__(self) -> None:
+        from urbanverse.errors import InputError
+
+        for name in ("margin_m", "profile_bin_m", "sidewalk_m", "max_sidewalk_m", "path_width_m"):
+            if not getattr(self, name) > 0:
+                raise InputError(f"street.{name}: expected a positive length, got {getattr(self, name)}")
+        if not self.min_sidewalk_m <= self.sidewalk_m <= self.max_sidewalk_m:
+            raise InputError("street: expected min_sidewalk_m <= sidewalk_m <= max_sidewalk_m")
+
+
+@record
+class ModelRegion:
+    """A region of the fitted ground (m, world): ``inferred_share`` of its area no keyframe saw."""
+
+    id: str
+    type: str
+    polygon: tuple[Vec2, ...]
+    elevation: float = 0.0
+    vertex_elevation: tuple[float, ...] | None = None
+    inferred_share: float
+
+
+@record
+class StreetParameters:
+    """The fitted street's parameters. Sides are the camera's (``near``) and the other (``far``)."""
+
+    lanes: int
+    parking: tuple[bool, bool]
+    """Parking lane on the (near, far) side."""
+    road_width_m: float
+    measured_road_width_m: float
+    far_curb_seen: bool
+    sidewalk_m: tuple[float, float]
+    """(near, far) sidewalk widths (m)."""
+    frontage_from: tuple[str, str]
+    """What set each side's sidewalk width: ``facades``, ``paving`` or ``default``."""
+    plaza_depth_m: float
+    plaza_side: str
+    curb_m: float
+    crossings_m: tuple[float, ...]
+    """Crosswalk centres, metres along the axis."""
+
+
+@record
+class GroundFit:
+    """What ``report.json`` says of the fitted ground: the model kept (``kind``), how well each
+    candidate explained the ground seen (``agreement``: share of seen cells whose kind, road, walked
+    paving or terrain, the model has there), the street's parameters, the area covered (m2) and the
+    share of it no keyframe saw."""
+
+    kind: str
+    agreement: dict[str, float]
+    street: StreetParameters | None = None
+    extent_m2: float
+    inferred_share: float
+
+
+@record
+class GroundModel:
+    """The fitted ground: which model, how well each candidate explained the seen cells (``agreement``:
+    share of seen cells whose class the model has there), its parameters and regions."""
+
+    kind: str
+    agreement: dict[str, float]
+    street: StreetParameters | None = None
+    axis: tuple[Vec2, ...]
+    extent_m2: float
+    inferred_share: float
+    regions: tuple[ModelRegion, ...]
+
+    def summary(self) -> GroundFit:
+        """The model without its geometry, rounded for the report."""
+        return GroundFit(
+            kind=self.kind,
+            agreement=self.agreement,
+            street=self.street,
+            extent_m2=round(self.extent_m2, 1),
+            inferred_share=round(self.inferred_share, 3),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """The ground stage's class grid ``classes (H, W)`` (0 unseen, else :data:`EVIDENCE_CLASSES`) with
+    its ``origin`` (m) and ``cell_m``; ``path (P, 2)`` the camera centres; ``fronts (F, 2)`` the
+    building fronts' midpoints, ``vehicles (V, 2)`` the vehicles' centres and ``objects (M, 2)`` every
+    object's base centre, placed on it."""
+
+    classes: np.ndarray
+    origin: np.ndarray
+    cell_m: float
+    path: np.ndarray
+    fronts: np.ndarray
+    vehicles: np.ndarray
+    objects: np.ndarray
+
+    def seen_cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """Centres ``(N, 2)`` (m) and classes ``(N,)`` of the seen cells."""
+        rows, cols = np.nonzero(self.classes)
+        xy = self.origin + (np.column_stack([cols, rows]) + 0.5) * self.cell_m
+        return xy, self.classes[rows, cols]
+
+    def seen_at(self, xy: np.ndarray) -> np.ndarray:
+        """Whether a keyframe saw the ground at points ``xy (N, 2)``."""
+        cells = np.floor((np.asarray(xy) - self.origin) / self.cell_m).astype(int)
+        h, w = self.classes.shape
+        ok = (cells[:, 0] >= 0) & (cells[:, 0] < w) & (cells[:, 1] >= 0) & (cells[:, 1] < h)
+        out = np.zeros(len(cells), bool)
+        out[ok] = self.classes[cells[ok, 1], cells[ok, 0]] > 0
+        return out
+
+
+def fit_ground(evidence: Evidence, cfg: StreetFitCfg) -> GroundModel:
+    """The best of the street, plaza and path models for ``evidence`` (see the module docstring)."""
+    xy, classes = evidence.seen_cells()
+    extent = _extent(evidence, xy, cfg.margin_m)
+    axis = _axis(evidence, xy, classes, cfg)
+    candidates: dict[str, tuple[list[ModelRegion], StreetParameters | None]] = {}
+    street = _fit_street(evidence, axis, xy, classes, extent, cfg)
+    if street is not None:
+        candidates["street"] = street
+    candidates["plaza"] = (_plaza(extent, evidence), None)
+    if len(evidence.path) >= 2 and axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m):
+        band = shapely.LineString(axis.points).buffer(cfg.path_width_m / 2, cap_style="flat")
+        candidates["path"] = (_clipped([("path", "sidewalk", band, 0.0, None)], extent, evidence), None)
+    agreement = {name: _agreement(regions, xy, classes) for name, (regions, _) in candidates.items()}
+    kind = max(candidates, key=lambda name: agreement[name])  # dicts keep order: street wins ties
+    regions, parameters = candidates[kind]
+    area = sum(shapely.Polygon(r.polygon).area for r in regions)
+    inferred = sum(shapely.Polygon(r.polygon).area * r.inferred_share for r in regions) / max(area, 1e-9)
+    return GroundModel(
+        kind=kind,
+        agreement={k: round(v, 4) for k, v in agreement.items()},
+        street=parameters,
+        axis=tuple((float(x), float(y)) for x, y in axis.points),
+        extent_m2=float(extent.area),
+        inferred_share=float(inferred),
+        regions=tuple(regions),
+    )
+
+
+def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely.Polygon:
+    """The ground to cover: the camera path grown by ``margin_m``, the hull of the ground seen, and the
+    hull of the camera path and the objects placed (grown by 3 m), as one polygon without holes."""
+    path = evidence.path
+    walk = shapely.Point(path[0]) if len(path) < 2 else shapely.LineString(path)
+    parts = [walk.buffer(margin_m)]
+    if len(seen_xy) >= 3:
+        parts.append(shapely.MultiPoint(seen_xy).convex_hull.buffer(evidence.cell_m))
+    if len(evidence.objects):
+        parts.append(shapely.MultiPoint(np.vstack([path, evidence.objects])).convex_hull.buffer(3.0))
+    union = shapely.union_all(parts)
+    outline = max(getattr(union, "geoms", [union]), key=lambda g: g.area)
+    return shapely.Polygon(outline.exterior)
+
+
+def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
+    """The walk's axis; for a still camera, a line through it along the road seen (else the ground)."""
+    axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
+    if axis is not None:
+        return axis
+    road = xy[(classes == 1) | (classes == 3)]
+    spread = road if len(road) >= 50 else xy
+    direction = principal_direction(spread) if len(spread) >= 2 else np.array([1.0, 0.0])
+    return axis_through(evidence.path[0], direction)
+
+
+def _max_run(score: np.ndarray) -> tuple[int, int, float]:
+    """The run ``[i, j)`` of ``score`` with the largest sum (Kadane), and that sum."""
+    best, best_i, best_j, total, start = -np.inf, 0, 0, 0.0, 0
+    for k, v in enumerate(score):
+        if total <= 0:
+            total, start = 0.0, k
+        total += v
+        if total > best:
+            best, best_i, best_j = total, start, k + 1
+    return best_i, best_j, float(best)
+
+
+def _outer_edge(score: np.ndarray) -> int:
+    """How many bins, from the first, the best prefix of ``score`` holds (0: none pays)."""
+    if not len(score):
+        return 0
+    sums = np.cumsum(score)
+    k = int(np.argmax(sums))
+    return k + 1 if sums[k] > 0 else 0
+
+
+def _fit_street(
+    evidence: Evidence,
+    axis: StreetAxis,
+    xy: np.ndarray,
+    classes: np.ndarray,
+    extent: shapely.Polygon,
+    cfg: StreetFitCfg,
+) -> tuple[list[ModelRegion], StreetParameters] | None:
+    """The street model fitted across ``axis`` (module docstring), or None when no road band is seen."""
+    bin_m, cell_area = cfg.profile_bin_m, evidence.cell_m**2
+    ts = axis.to_street(xy)
+    s0 = float(axis.to_street(evidence.path[:1])[0, 1]) if len(evidence.path) else 0.0
+    reach = np.ceil(max(np.abs(ts[:, 1]).max(initial=0.0), abs(s0)) / bin_m) + 2
+    edges = np.arange(-reach, reach + 1) * bin_m
+    profile = {c: np.histogram(ts[classes == c, 1], edges)[0] * cell_area for c in EVIDENCE_CLASSES}
+    road = profile[1] + profile[3]
+    other = profile[2] + profile[4]
+    i, j, _ = _max_run(road - other)
+    if road[i:j].sum() < cfg.min_road_m2 or j - i < 2:
+        return None
+    a, b = edges[i], edges[j]
+    side = 1.0 if abs(a - s0) <= abs(b - s0) else -1.0  # +1: the road lies to the camera's left
+    u = side * (edges[:-1] + bin_m / 2 - s0)  # bin centres, metres from the camera towards the road
+    near, far = (a - s0, b - s0) if side > 0 else (s0 - b, s0 - a)
+    beyond = (u > far) & (u <= far + 2.0)
+    far_seen = bool((profile[2] + profile[4])[beyond].sum() > 0.5)
+    measured = far - near
+    width = measured if far_seen else max(measured, cfg.unseen_road_width_m)
+    v = side * (axis.to_street(evidence.vehicles)[:, 1] - s0) if len(evidence.vehicles) else np.zeros(0)
+    cars = (
+        bool(((v >= near) & (v <= near + 3.5)).any()),
+        bool(((v >= near + width - 3.5) & (v <= near + width)).any()),
+    )
+    lanes, parking = _snap_road(width, cars)
+    road_width = lanes * LANE_WIDTH + PARKING_WIDTH * sum(parking)
+    fronts = side * (axis.to_street(evidence.fronts)[:, 1] - s0) if len(evidence.fronts) else np.zeros(0)
+    # Each side's profile from its curb outwards: paving pays, terrain and road cost.
+    paving = profile[2] + 0.5 * profile[3] - profile[4] - profile[1]
+    order_near = np.argsort(-u)
+    near_bins = order_near[u[order_near] < near]
+    far_bins = np.argsort(u)
+    far_bins = far_bins[u[far_bins] > near + road_width]
+    widths, sources = [], []
+    for bins, curb_u, direction in ((near_bins, near, -1.0), (far_bins, near + road_width, 1.0)):
+        seen_width = _outer_edge(paving[bins]) * bin_m
+        facade = direction * (fronts - curb_u)
+        facade = facade[(facade >= cfg.min_sidewalk_m) & (facade <= cfg.max_sidewalk_m + 12.0)]
+        if len(facade):
+            widths.append(float(np.median(facade)))
+            sources.append("facades")
+        elif seen_width > 0:
+            widths.append(seen_width)
+            sources.append("paving")
+        else:
+            widths.append(cfg.sidewalk_m)
+            sources.append("default")
+    if axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m) is not None:
+        widths[0] = max(widths[0], near + 1.0)  # a walking camera walks on its sidewalk
+    # Paving deeper than a sidewalk is a plaza behind one (on one side: the deeper).
+    deep = [k for k in (0, 1) if widths[k] > cfg.max_sidewalk_m]
+    plaza_side = max(deep, key=lambda k: widths[k]) if deep else -1
+    plaza_depth = widths[plaza_side] - cfg.sidewalk_m if deep else 0.0
+    widths = [
+        cfg.sidewalk_m
+        if k == plaza_side
+        else float(np.clip(widths[k], cfg.min_sidewalk_m, cfg.max_sidewalk_m))
+        for k in (0, 1)
+    ]
+    # The model's frame: +y (north) is the plaza's side, else the far side.
+    north_is_near = plaza_side == 0
+    half_near = lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parking[0] else 0.0)
+    centre_u = near + half_near
+    flip = -1.0 if north_is_near else 1.0  # u = centre_u + flip * y
+    t = axis.to_street(np.asarray(extent.exterior.coords))[:, 0]
+    band = (side, s0, near, near + road_width)
+    crossings = _crossings(ts, classes, band, (t.min() + 5, t.max() - 5), cell_area, cfg.min_crossing_m2)
+    order = (0, 1) if north_is_near else (1, 0)  # (north, south) in the model's terms
+    model = StreetModel(
+        start=float(t.min() - 2.0),
+        end=float(t.max() + 2.0),
+        lanes=lanes,
+        parking=(parking[order[0]], parking[order[1]]),
+        sidewalk=(widths[order[0]], widths[order[1]]),
+        curb=DEFAULT_CURB_HEIGHT,
+        crossings=crossings,
+        plaza_depth=plaza_depth,
+        lot_depth=1000.0,  # the lots reach past the extent, which clips them
+    )
+
+    def to_world(pts: np.ndarray) -> np.ndarray:
+        s = s0 + side * (centre_u + flip * pts[:, 1])
+        return axis.to_world(np.column_stack([pts[:, 0], s]))
+
+    pieces = []
+    for region in street_layout(model).regions:
+        poly = shapely.Polygon(region.polygon)
+        if region.vertex_elevation is None:
+            poly = shapely.segmentize(poly, 1.0)  # densified, so that a curved axis bends it
+        world, heights = _polygon(to_world(np.asarray(poly.exterior.coords)[:-1]), region.vertex_elevation)
+        pieces.append((region.id, region.kind, world, region.elevation, heights))
+    regions = _clipped(pieces, extent, evidence)
+    parameters = StreetParameters(
+        lanes=lanes,
+        parking=parking,
+        road_width_m=float(road_width),
+        measured_road_width_m=float(measured),
+        far_curb_seen=far_seen,
+        sidewalk_m=(float(widths[0]), float(widths[1])),
+        frontage_from=(sources[0], sources[1]),
+        plaza_depth_m=float(plaza_depth),
+        plaza_side=("near", "far", "none")[plaza_side],
+        curb_m=DEFAULT_CURB_HEIGHT,
+        crossings_m=crossings,
+    )
+    return regions, parameters
+
+
+def _snap_road(width: float, cars: tuple[bool, bool]) -> tuple[int, tuple[bool, bool]]:
+    """Lanes (1-4) and parking lanes (near, far) whose width is nearest ``width`` (m); a side with cars
+    parked along its curb costs a metre without a parking lane."""
+
+    def cost(option: tuple[int, bool, bool]) -> float:
+        lanes, near, far = option
+        total = lanes * LANE_WIDTH + PARKING_WIDTH * (near + far)
+        return abs(width - total) + (cars[0] and not near) + (cars[1] and not far)
+
+    lanes, near, far = min(itertools.product((1, 2, 3, 4), (False, True), (False, True)), key=cost)
+    return lanes, (near, far)
+
+
+def _crossings(
+    ts: np.ndarray,
+    classes: np.ndarray,
+    band: tuple[float, float, float, float],
+    span: tuple[float, float],
+    cell_area: float,
+    min_area_m2: float,
+) -> tuple[float, ...]:
+    """Centres (m along the axis) of the crosswalks seen across the road: ``band`` (side, camera offset
+    s0, near and far curb in metres from the camera); cells at street coordinates ``ts (N, 2)``; at least
+    ``min_area_m2`` of crosswalk each, 8 m apart, centres within ``span`` (m along)."""
+    side, s0, near, far = band
+    u = side * (ts[:, 1] - s0)
+    along = np.sort(ts[(classes == 3) & (u >= near - 1.0) & (u <= far + 1.0), 0])
+    if not len(along):
+        return ()
+    out: list[float] = []
+    for group in np.split(along, np.flatnonzero(np.diff(along) > 4.0) + 1):
+        centre = float(np.median(group))
+        big = len(group) * cell_area >= min_area_m2
+        if big and span[0] <= centre <= span[1] and all(abs(centre - c) >= 8.0 for c in out):
+            out.append(centre)
+    return tuple(out)
+
+
+def _polygon(points: np.ndarray, heights) -> tuple[shapely.Polygon, tuple[float, ...] | None]:
+    """A counter-clockwise polygon of ``points (P, 2)`` and its per-vertex heights in the same order."""
+    poly = shapely.Polygon(points)
+    if poly.exterior.is_ccw or not poly.is_valid:
+        return poly, heights
+    return shapely.Polygon(points[::-1]), None if heights is None else tuple(heights[::-1])
+
+
+def _plaza(extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
+    return _clipped([("plaza", "plaza", extent, 0.0, None)], extent, evidence)
+
+
+def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
+    """Regions of ``pieces`` ``(id, type, polygon, elevation, vertex heights)`` inside ``extent``, clipped
+    in :data:`_PRIORITY` order so none overlaps; what they leave of the extent is terrain."""
+    taken = shapely.Polygon()
+    out: list[ModelRegion] = []
+    ordered = sorted(pieces, key=lambda p: _PRIORITY.index(p[1]))
+    for name, kind, poly, elevation, heights in ordered:
+        if heights is not None:  # a ramp keeps its corners (its heights are theirs) when it fits
+            if poly.is_valid and extent.contains(poly) and poly.intersection(taken).area < 1e-3:
+                out.append(_region(name, kind, poly, elevation, heights, evidence))
+                taken = taken.union(poly)
+            continue
+        part = shapely.make_valid(poly).intersection(extent).difference(taken)
+        for k, simple in enumerate(_simple_parts(part)):
+            out.append(_region(name if k == 0 else f"{name}_{k}", kind, simple, elevation, None, evidence))
+        taken = taken.union(part)
+    rest = extent.difference(taken)
+    for k, simple in enumerate(_simple_parts(rest)):
+        out.append(_region(f"terrain_fill_{k}", "terrain", simple, 0.0, None, evidence))
+    return out
+
+
+def _simple_parts(geometry) -> list[shapely.Polygon]:
+    """The polygons of ``geometry`` (area > 0.01 m2), each without holes: a polygon with a hole is cut
+    in two by a line across the hole's centre."""
+    out = []
+    todo = [g for g in getattr(geometry, "geoms", [geometry]) if isinstance(g, shapely.Polygon)]
+    while todo:
+        poly = todo.pop()
+        if poly.area <= 0.01:
+            continue
+        if not poly.interiors:
+            out.append(shapely.Polygon(shapely.set_precision(poly, 1e-4).exterior) if poly.is_valid else poly)
+            continue
+        x = shapely.Polygon(poly.interiors[0]).centroid.x
+        x0, y0, x1, y1 = poly.bounds
+        halves = shapely.box(x0 - 1, y0 - 1, x, y1 + 1), shapely.box(x, y0 - 1, x1 + 1, y1 + 1)
+        for half in halves:
+            todo += [
+                g
+                for g in getattr(poly.intersection(half), "geoms", [poly.intersection(half)])
+                if isinstance(g, shapely.Polygon)
+            ]
+    return out
+
+
+def _region(
+    name: str, kind: str, poly: shapely.Polygon, elevation: float, heights, evidence: Evidence
+) -> ModelRegion:
+    """A :class:`ModelRegion` of ``poly`` with the share of it (0.5 m samples) no keyframe saw."""
+    x0, y0, x1, y1 = poly.bounds
+    gx, gy = np.meshgrid(np.arange(x0 + 0.25, x1, 0.5), np.arange(y0 + 0.25, y1, 0.5))
+    inside = shapely.contains_xy(poly, gx, gy)
+    samples = np.column_stack([gx[inside], gy[inside]])
+    if not len(samples):
+        samples = np.array([[poly.representative_point().x, poly.representative_point().y]])
+    coords = np.asarray(poly.exterior.coords)[:-1]
+    if not shapely.Polygon(coords).exterior.is_ccw:
+        coords = coords[::-1]
+    return ModelRegion(
+        id=name,
+        type=kind,
+        polygon=tuple((float(x), float(y)) for x, y in coords),
+        elevation=float(elevation),
+        vertex_elevation=None if heights is None else tuple(float(h) for h in heights),
+        inferred_share=float(1.0 - evidence.seen_at(samples).mean()),
+    )
+
+
+def _agreement(regions: list[ModelRegion], xy: np.ndarray, classes: np.ndarray) -> float:
+    """Share of the seen cells (centres ``xy (N, 2)``, evidence ``classes (N,)``) whose kind (road,
+    walked paving, terrain) the model's region there has."""
+    if not len(xy):
+        return 0.0
+    model = np.full(len(xy), -1)
+    for region in regions:
+        model[shapely.contains_xy(shapely.Polygon(region.polygon), xy[:, 0], xy[:, 1])] = _KIND[region.type]
+    seen = np.array([_KIND[EVIDENCE_CLASSES[c]] for c in classes])
+    return float((model == seen).mean())

@@ -19,6 +19,7 @@ from urbanverse.gen.pipeline import run_gen
 from urbanverse.gen.stages import replace_stage
 from urbanverse.gen.table import STAGES
 from urbanverse.perception.record import FrameDetections
+from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.record import load_scene
 
 runner = CliRunner()
@@ -38,7 +39,7 @@ def test_gen_writes_a_valid_scene_with_previews_and_report(generated):
     for name in ("scene.usda", "preview.png", "report.json", "compare_0.png"):
         assert (generated / name).is_file(), name
     report = json.loads((generated / "report.json").read_text())
-    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "11_scene", "total"}
+    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "12_scene", "total"}
     assert isinstance(report["counts"]["objects_from_dense_points"], int)
     assert isinstance(report["counts"]["building_facades"], int)
     assert "size_scale" in report  # the object-size cross-check (None: no person or car measured)
@@ -139,16 +140,24 @@ VTEST = Path("/usr/share/doc/opencv-doc/examples/data/vtest.avi")
 
 
 @pytest.mark.skipif(not VTEST.is_file(), reason="opencv-doc absent")
-def test_real_footage_keeps_the_parked_van_and_the_lamp_post(tmp_path):
+def test_real_footage_lifts_the_parked_van_and_keeps_every_object_on_the_fitted_ground(tmp_path):
     """vtest.avi (a static camera high over a campus street, people walking): the van parked at the
     far end stands near the horizon, where a ray cast onto the road level (a curb below the pavement)
-    runs out of range; it must fall back to the pavement's plane, not lose the van."""
+    runs out of range; it must fall back to the pavement's plane, not lose the van. It stands on a
+    side street 28 m off the street fitted to the ground seen (intersections are not fitted), so the
+    scene drops it with a warning rather than leave it floating; the lamp post stays on the ground."""
     result = runner.invoke(app, ["gen", str(VTEST), "-o", str(tmp_path / "scene")])
     assert result.exit_code == 0, result.output
-    objects = load_scene(tmp_path / "scene").objects
-    families = sorted({get_class(o.category).l1 for o in objects})
-    assert families == ["lighting", "vehicles"], [o.category for o in objects]
-    assert sum(get_class(o.category).l1 == "vehicles" for o in objects) == 1  # one van, no pedestrian
+    lifted = json.loads((tmp_path / "scene" / "work" / "09_objects" / "objects.json").read_text())
+    lifted_families = sorted(get_class(o["category"]).l1 for o in lifted["objects"])
+    assert lifted_families == ["lighting", "lighting", "vehicles"], lifted_families  # no pedestrian
+    scene = load_scene(tmp_path / "scene")
+    assert sorted({get_class(o.category).l1 for o in scene.objects}) == ["lighting"]
+    report = json.loads((tmp_path / "scene" / "report.json").read_text())
+    vehicle = next(o["category"] for o in lifted["objects"] if get_class(o["category"]).l1 == "vehicles")
+    assert any("dropped" in w and vehicle in w for w in report["warnings"]), report["warnings"]
+    tops = top_height_at(scene.ground, np.array([o.position[:2] for o in scene.objects]))
+    assert np.allclose(tops, [o.position[2] for o in scene.objects], atol=0.02)
 
 
 @pytest.mark.skipif(not (VTEST.parent / "leuvenB.jpg").is_file(), reason="opencv-doc absent")
@@ -185,7 +194,7 @@ def test_a_swapped_detector_is_one_table_entry_and_reruns_only_what_reads_it(gen
     report = run_gen(json.loads((generated / "report.json").read_text())["input"], out, GenCfg(),
                      stages=replace_stage(STAGES, blind))  # fmt: skip
     assert {"01_video", "05_camera"} <= set(report.cached_stages)
-    assert not {"02_detect", "03_track", "09_objects", "11_scene"} & set(report.cached_stages)
+    assert not {"02_detect", "03_track", "09_objects", "12_scene"} & set(report.cached_stages)
     assert report.counts["detections"] == 0 and report.counts["tracks"] == 0
     proposals = report.counts["objects_from_dense_points"] + report.counts["building_facades"]
     assert len(load_scene(out).objects) <= proposals

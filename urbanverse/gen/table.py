@@ -147,8 +147,8 @@ def _ground(
     env: StageEnv,
 ) -> GroundEvidence:
     frames = list(video.images.items())
-    run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
-    return _load_ground(env.work)
+    layout = run_ground(frames, recon, dets, env.work, cfg.ground, camera.sparse, cloud.xyz)
+    return _ground_evidence(layout, env.work)
 
 
 def _objects(
@@ -228,10 +228,14 @@ def _save_ground(ground: GroundEvidence, work: Path) -> None:
     save_json(ground.layout, work / GROUND_FILE)  # the pixel samples were written by run_ground
 
 
-def _load_ground(work: Path) -> GroundEvidence:
-    layout = load_record(GroundLayout, work / GROUND_FILE)
+def _ground_evidence(layout: GroundLayout, work: Path) -> GroundEvidence:
+    """The layout with the class grid and pixel samples ``run_ground`` wrote beside it in ``work``."""
     classes = np.load(work / layout.grid_file)["classes"]
     return GroundEvidence(layout, classes, dict(np.load(work / layout.pixels_file)))
+
+
+def _load_ground(work: Path) -> GroundEvidence:
+    return _ground_evidence(load_record(GroundLayout, work / GROUND_FILE), work)
 
 
 def _detection_key(cfg: GenCfg) -> tuple:

@@ -54,7 +54,7 @@ def plot_match(
     plt = require("matplotlib.pyplot", "dev")
     match = match_objects(generated, truth, tour, aligned)
     outcome = outcomes(match, len(truth.objects))
-    true_xy = np.array([t.position[:2] for t in truth.objects], float).reshape(-1, 2)
+    true_xy = match.true_xy
     counts = {k: outcome.count(k) for k in OUTCOME_COLOURS}
     wrong = [(r, c) for r, c in match.pairs if generated.objects[r].category != truth.objects[c].category]
     counts.update(generated=len(generated.objects), wrong_class=len(wrong))

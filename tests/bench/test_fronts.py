@@ -99,3 +99,14 @@ def test_a_front_too_far_off_is_not_paired():
     assert match.pairs == []
     scores = compare_scenes(scene(truth.ground, [far]), truth, tour, aligned=True, match=match)
     assert scores["front_recall_1m"] == 0.0 and math.isnan(scores["front_err_m"])
+
+
+def test_only_a_generated_building_counts_as_the_front_found():
+    """A bench standing at the seen front's midpoint pairs with the house (it is nearest), but it is no
+    front: the house's front is not found and no front error is scored."""
+    tour = walk_along_x(0.0, 10.0, visible=(1,))
+    truth = scene([region("road", box(-30, -5, 50, 8))], [HOUSE])
+    mid = seen_front(HOUSE, tour).midpoint
+    scores = compare_scenes(scene(truth.ground, [thing("bench", (*mid, 0.0))]), truth, tour, aligned=True)
+    assert scores["recall_1m"] == 1.0 and scores["cat_acc"] == 0.0
+    assert scores["front_recall_1m"] == 0.0 and scores["front_errors_m"] == []

@@ -18,11 +18,11 @@ position error (m, anchor to anchor), median yaw error (deg) of oriented classes
 furniture that faces the street), median relative volume error, class-agnostic average precision at
 3D IoU 0.25 (oriented boxes at the base centres), and ground-type IoU on a 0.25 m grid over the area
 the generated ground covers (frequency-weighted mean over the true types there: a type covering 1 %
-of the area weighs 1 %). Buildings apart: ``front_recall_1m`` (true fronts passed with a generated
-anchor within 1 m), ``front_err_m`` (median front midpoint distance, m, of the pairs of true
-buildings) and ``front_dir_err_deg`` (median angle, deg, between their fronts' outward normals). The
-whole-street figures and the ground IoU over the scene's extent are those of
-:mod:`urbanverse.bench.ground_metrics`.
+of the area weighs 1 %). Buildings apart, over the pairs of a true building (or facade) with a
+generated one: ``front_recall_1m`` (true fronts passed, paired with a generated front within 1 m),
+``front_err_m`` (median front midpoint distance, m) and ``front_dir_err_deg`` (median angle, deg,
+between the fronts' outward normals). The whole-street figures and the ground IoU over the scene's
+extent are those of :mod:`urbanverse.bench.ground_metrics`.
 """
 
 from __future__ import annotations
@@ -317,14 +317,19 @@ def _yaw_error_deg(a: float, b: float) -> float:
 
 
 def _front_scores(match: ObjectMatch, generated: Scene, truth: Scene, rot_yaw: float) -> dict:
-    """The buildings' figures (module docstring): ``fronts_seen``, ``front_recall_1m``,
-    ``front_err_m``, ``front_dir_err_deg`` and the per-pair lists behind the medians; NaN where no
-    building was seen or paired. ``rot_yaw``: the alignment's rotation (rad)."""
+    """The buildings' figures (module docstring) over the pairs of a true building (or facade) with a
+    generated one: ``fronts_seen`` (true fronts the walk passed), ``front_recall_1m``, ``front_err_m``,
+    ``front_dir_err_deg`` and the per-pair lists behind the medians; NaN where no building was seen or
+    paired. ``rot_yaw``: the alignment's rotation (rad)."""
     fronts = {c for c in match.seen if scored_by_front(truth.objects[c].category)}
-    pairs = [(r, c) for r, c in match.pairs if scored_by_front(truth.objects[c].category)]
+    pairs = [
+        (r, c)
+        for r, c in match.pairs
+        if scored_by_front(truth.objects[c].category) and scored_by_front(generated.objects[r].category)
+    ]
     errors = [float(match.distance[r, c]) for r, c in pairs]
     directions = [_yaw_error_deg(generated.objects[r].yaw + rot_yaw, truth.objects[c].yaw) for r, c in pairs]
-    found = sum(c in fronts for r, c in match.hits())
+    found = sum(c in fronts and match.distance[r, c] <= HIT_RADIUS_M for r, c in pairs)
     return {
         "fronts_seen": float(len(fronts)),
         "front_recall_1m": found / len(fronts) if fronts else math.nan,

@@ -434,7 +434,7 @@ def main() -> None:
                             gen_s_per_min.append(elapsed / args.seconds * 60.0)
     medians = {
         split: {
-            mode: {k: float(np.nanmedian([r[k] for r in rs])) if rs else math.nan for k in METRICS}
+            mode: {k: _median([r[k] for r in rs if math.isfinite(r[k])]) for k in METRICS}
             for mode, rs in by_mode.items()
         }
         for split, by_mode in results.items()

@@ -5,16 +5,24 @@ frame by the rigid planar motion (rotation about Z + translation, no scale: metr
 what is scored) that best maps its camera path onto the true camera path of the same frames.
 
 Objects: generated and true objects are matched one-to-one by the Hungarian method on planar
-distance, pairs farther than 2 m apart being unmatched. Recall counts the true objects the tour
-passes (``min_pixels`` visible in at least ``min_frames`` frames taken within 20 m); precision counts
-every generated object, matched to any true object. Recall is also split between the objects the walk
-went past and those that lie ahead of its end (:func:`ahead_of_walk`), seen only from in front and
-from afar. Scores: category accuracy (matched pairs
-with the same L3 class), precision / recall at 1 m, median position error, median yaw error of
-oriented classes (vehicles and street furniture that faces the street), median relative volume error,
-class-agnostic average precision at 3D IoU 0.25 (oriented boxes), and ground-type IoU on a 0.25 m
-grid over the area the generated ground covers (frequency-weighted mean over the true types there:
-a type covering 1 % of the area weighs 1 %).
+distance between their anchors, pairs farther than 2 m apart being unmatched. An object's anchor is
+its base centre; a building's (or facade's) is the midpoint of its street front, of the stretch the
+walk saw for a true one (:mod:`urbanverse.bench.fronts`): no building is scored by its footprint's
+centre. Recall counts the true objects the tour passes (``min_pixels`` visible in at least
+``min_frames`` frames taken within 20 m); precision counts every generated object, matched to any
+true object. Recall is also split between the objects the walk went past and those that lie ahead of
+its end (:func:`ahead_of_walk`), seen only from in front and from afar.
+
+Scores: category accuracy (matched pairs with the same L3 class), precision / recall at 1 m, median
+position error (m, anchor to anchor), median yaw error (deg) of oriented classes (vehicles and street
+furniture that faces the street), median relative volume error, class-agnostic average precision at
+3D IoU 0.25 (oriented boxes at the base centres), and ground-type IoU on a 0.25 m grid over the area
+the generated ground covers (frequency-weighted mean over the true types there: a type covering 1 %
+of the area weighs 1 %). Buildings apart, over the pairs of a true building (or facade) with a
+generated one: ``front_recall_1m`` (true fronts passed, paired with a generated front within 1 m),
+``front_err_m`` (median front midpoint distance, m) and ``front_dir_err_deg`` (median angle, deg,
+between the fronts' outward normals). The whole-street figures and the ground IoU over the scene's
+extent are those of :mod:`urbanverse.bench.ground_metrics`.
 """
 
 from __future__ import annotations
@@ -27,20 +35,12 @@ import scipy.optimize
 import shapely
 
 from urbanverse.assets.taxonomy import get_class
+from urbanverse.bench.fronts import anchors, scored_by_front
+from urbanverse.bench.ground_metrics import TYPE_OF, SeenGrid, extent_iou, scene_checks
 from urbanverse.layout.street import ALONG_STREET_L1, FACING_L2
 from urbanverse.render.tour import TourGroundTruth
 from urbanverse.scene.ground import footprint
 from urbanverse.scene.record import Scene
-
-#: True ground types scored as one of the generated types.
-_TYPE_OF = {
-    "road": "road",
-    "sidewalk": "sidewalk",
-    "ramp": "sidewalk",
-    "plaza": "sidewalk",
-    "crosswalk": "crosswalk",
-    "terrain": "terrain",
-}
 
 
 def _paired_paths(generated: Scene, truth: TourGroundTruth) -> tuple[np.ndarray, np.ndarray]:
@@ -150,7 +150,7 @@ def ahead_of_walk(truth_scene: Scene, tour: TourGroundTruth, indices: list[int])
 
 
 def _ground_iou(generated: Scene, truth: Scene, transform: np.ndarray, cell: float = 0.25) -> float:
-    gen_regions = [(_TYPE_OF.get(r.type, r.type), shapely.Polygon(r.polygon)) for r in generated.ground]
+    gen_regions = [(TYPE_OF.get(r.type, r.type), shapely.Polygon(r.polygon)) for r in generated.ground]
     if not gen_regions:
         return 0.0
     moved = [
@@ -165,7 +165,7 @@ def _ground_iou(generated: Scene, truth: Scene, transform: np.ndarray, cell: flo
         gen_label[shapely.contains_xy(p, gx, gy)] = t
     true_label = np.full(gx.shape, "", dtype=object)
     for r in truth.ground:
-        true_label[shapely.contains_xy(shapely.Polygon(r.polygon), gx, gy)] = _TYPE_OF.get(r.type, r.type)
+        true_label[shapely.contains_xy(shapely.Polygon(r.polygon), gx, gy)] = TYPE_OF.get(r.type, r.type)
     inside = gen_label != ""
     ious, weights = [], []
     for t in sorted(set(true_label[inside]) - {""}):
@@ -186,13 +186,16 @@ class ObjectMatch:
     """Generated objects matched to true ones (module docstring), in the true scene's frame.
 
     ``transform``: 3x3 homogeneous planar map from the generated scene's frame to the true one;
-    ``generated_xy (G, 2)``: the generated objects' positions moved by it (m); ``distance (G, T)``:
-    planar distances to the true objects (m); ``pairs``: ``(generated index, true index)`` of the
-    Hungarian matching, under ``PAIR_RADIUS_M`` apart; ``seen``: the true objects the walk passes
-    (:func:`seen_objects`), ``ahead`` those of them ahead of its end (:func:`ahead_of_walk`)."""
+    ``generated_xy (G, 2)``: the generated objects' anchors (base centres; buildings' front midpoints)
+    moved by it (m); ``true_xy (T, 2)``: the true objects' anchors (buildings' seen front midpoints, m);
+    ``distance (G, T)``: planar distances between the anchors (m); ``pairs``: ``(generated index, true
+    index)`` of the Hungarian matching, under ``PAIR_RADIUS_M`` apart; ``seen``: the true objects the
+    walk passes (:func:`seen_objects`), ``ahead`` those of them ahead of its end
+    (:func:`ahead_of_walk`)."""
 
     transform: np.ndarray
     generated_xy: np.ndarray
+    true_xy: np.ndarray
     distance: np.ndarray
     pairs: list[tuple[int, int]]
     seen: set[int]
@@ -206,19 +209,20 @@ class ObjectMatch:
 def match_objects(
     generated: Scene, truth: Scene, tour: TourGroundTruth, aligned: bool = False
 ) -> ObjectMatch:
-    """The objects of ``generated`` matched to those of ``truth`` (the scene ``tour`` walked through);
-    ``aligned``: the generated scene is already in the true frame (oracle poses)."""
+    """The objects of ``generated`` matched to those of ``truth`` (the scene ``tour`` walked through)
+    by their anchors; ``aligned``: the generated scene is already in the true frame (oracle poses)."""
     transform = np.eye(3) if aligned else planar_alignment(generated, tour)
-    own = np.array([o.position[:2] for o in generated.objects], float).reshape(-1, 2)
-    xy = own @ transform[:2, :2].T + transform[:2, 2]
-    true_xy = np.array([t.position[:2] for t in truth.objects], float).reshape(-1, 2)
+    xy = anchors(generated) @ transform[:2, :2].T + transform[:2, 2]
+    true_xy = anchors(truth, tour)
     dist = np.linalg.norm(xy[:, None, :] - true_xy[None, :, :], axis=2)
     pairs = []
     if dist.size:
         rows, cols = scipy.optimize.linear_sum_assignment(np.where(dist < PAIR_RADIUS_M, dist, 1e6))
         pairs = [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if dist[r, c] < PAIR_RADIUS_M]
     seen = seen_objects(truth, tour)
-    return ObjectMatch(transform, xy, dist, pairs, set(seen), ahead_of_walk(truth, tour, sorted(seen)))
+    return ObjectMatch(
+        transform, xy, true_xy, dist, pairs, set(seen), ahead_of_walk(truth, tour, sorted(seen))
+    )
 
 
 def class_counts(match: ObjectMatch, generated: Scene, truth: Scene) -> dict[str, tuple[int, int, int, int]]:
@@ -244,18 +248,25 @@ def compare_scenes(
     tour: TourGroundTruth,
     aligned: bool = False,
     match: ObjectMatch | None = None,
+    seen_grid: SeenGrid | None = None,
 ) -> dict[str, float | list[float]]:
     """The round-trip scores (see module docstring); ``aligned``: the generated scene is already in the
-    true frame (oracle poses). Besides the scores (floats), ``pos_errors_m`` and ``yaw_errors_deg``
-    list each matched pair's planar distance (m) and each oriented pair's yaw error (deg), for
-    medians over several tours' pairs. ``match``: :func:`match_objects` of the same scenes, when the
-    caller has it already."""
+    true frame (oracle poses). Besides the scores (floats), ``pos_errors_m``, ``yaw_errors_deg``,
+    ``front_errors_m`` and ``front_dir_errors_deg`` list each matched pair's anchor distance (m), each
+    oriented pair's yaw error (deg) and each pair of a true building's front midpoint distance (m) and
+    direction error (deg), for medians over several tours' pairs. ``match``: :func:`match_objects` of
+    the same scenes, when the caller has it already. ``seen_grid``: the ground cells gen's ground stage
+    observed (:func:`urbanverse.bench.ground_metrics.load_seen_grid`), which split the extent's ground
+    IoU into its seen and inferred parts (NaN without it). Also
+    :func:`urbanverse.bench.ground_metrics.scene_checks` of ``generated``."""
     match = match or match_objects(generated, truth, tour, aligned)
     transform, dist, pairs, seen = match.transform, match.distance, match.pairs, match.seen
     rot_yaw = math.atan2(transform[1, 0], transform[0, 0])
+    centres = np.array([o.position[:2] for o in generated.objects], float).reshape(-1, 2)
+    centres = centres @ transform[:2, :2].T + transform[:2, 2]
     gen = [
         ((x, y, o.position[2]), o.yaw + rot_yaw, o.size, o.category, o.confidence)
-        for (x, y), o in zip(match.generated_xy, generated.objects, strict=True)
+        for (x, y), o in zip(centres, generated.objects, strict=True)
     ]
     true = [(t.position, t.yaw, t.size, t.category) for t in truth.objects]
     out = {"generated": float(len(gen)), "true_seen": float(len(seen))}
@@ -269,11 +280,7 @@ def compare_scenes(
     out["hits_ahead"] = float(sum(c in match.ahead for _, c in within))
     out["pos_errors_m"] = [float(dist[r, c]) for r, c in pairs]
     out["pos_err_m"] = float(np.median(out["pos_errors_m"])) if pairs else float("nan")
-    yaw_errors = [
-        abs(math.degrees(math.remainder(gen[r][1] - true[c][1], 2 * math.pi)))
-        for r, c in pairs
-        if _oriented(true[c][3])
-    ]
+    yaw_errors = [_yaw_error_deg(gen[r][1], true[c][1]) for r, c in pairs if _oriented(true[c][3])]
     out["yaw_errors_deg"] = yaw_errors
     out["yaw_err_deg"] = float(np.median(yaw_errors)) if yaw_errors else float("nan")
     out["volume_err"] = (
@@ -298,4 +305,36 @@ def compare_scenes(
         hits.append(float(c >= 0 and ious[r, c] >= 0.25))
     out["map25"] = _average_precision(np.array(hits), len(seen))
     out["ground_iou"] = _ground_iou(generated, truth, transform)
+    out.update(_front_scores(match, generated, truth, rot_yaw))
+    out.update(extent_iou(generated, truth, transform, seen_grid))
+    out.update(scene_checks(generated))
     return out
+
+
+def _yaw_error_deg(a: float, b: float) -> float:
+    """The angle (deg, 0-180) between the yaws ``a`` and ``b`` (rad)."""
+    return abs(math.degrees(math.remainder(a - b, 2 * math.pi)))
+
+
+def _front_scores(match: ObjectMatch, generated: Scene, truth: Scene, rot_yaw: float) -> dict:
+    """The buildings' figures (module docstring) over the pairs of a true building (or facade) with a
+    generated one: ``fronts_seen`` (true fronts the walk passed), ``front_recall_1m``, ``front_err_m``,
+    ``front_dir_err_deg`` and the per-pair lists behind the medians; NaN where no building was seen or
+    paired. ``rot_yaw``: the alignment's rotation (rad)."""
+    fronts = {c for c in match.seen if scored_by_front(truth.objects[c].category)}
+    pairs = [
+        (r, c)
+        for r, c in match.pairs
+        if scored_by_front(truth.objects[c].category) and scored_by_front(generated.objects[r].category)
+    ]
+    errors = [float(match.distance[r, c]) for r, c in pairs]
+    directions = [_yaw_error_deg(generated.objects[r].yaw + rot_yaw, truth.objects[c].yaw) for r, c in pairs]
+    found = sum(c in fronts and match.distance[r, c] <= HIT_RADIUS_M for r, c in pairs)
+    return {
+        "fronts_seen": float(len(fronts)),
+        "front_recall_1m": found / len(fronts) if fronts else math.nan,
+        "front_errors_m": errors,
+        "front_err_m": float(np.median(errors)) if errors else math.nan,
+        "front_dir_errors_deg": directions,
+        "front_dir_err_deg": float(np.median(directions)) if directions else math.nan,
+    }

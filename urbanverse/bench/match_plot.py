@@ -4,8 +4,10 @@ Drawn in the true scene's frame over its ground (the scene preview's colours, pa
 camera path and the generated one moved onto it (:func:`urbanverse.bench.evaluate.match_objects`),
 every true object the walk passed as a marker coloured by its outcome (within ``HIT_RADIUS_M`` of its
 generated pair, paired farther out, or missed), the true objects it did not pass in grey, and every
-generated object as a circle joined to its pair. A pair named with the wrong class is labelled
-"generated <- true", a missed object with its class: where the scores come from, at a glance.
+generated object as a circle joined to its pair. Objects are drawn at their anchors, those the
+scores match: buildings and facades at their front's midpoint (:mod:`urbanverse.bench.fronts`). A
+pair named with the wrong class is labelled "generated <- true", a missed object with its class:
+where the scores come from, at a glance.
 matplotlib (Agg backend) is a dependency of the ``dev``, ``sim`` and ``train`` extras.
 """
 
@@ -54,7 +56,7 @@ def plot_match(
     plt = require("matplotlib.pyplot", "dev")
     match = match_objects(generated, truth, tour, aligned)
     outcome = outcomes(match, len(truth.objects))
-    true_xy = np.array([t.position[:2] for t in truth.objects], float).reshape(-1, 2)
+    true_xy = match.true_xy
     counts = {k: outcome.count(k) for k in OUTCOME_COLOURS}
     wrong = [(r, c) for r, c in match.pairs if generated.objects[r].category != truth.objects[c].category]
     counts.update(generated=len(generated.objects), wrong_class=len(wrong))

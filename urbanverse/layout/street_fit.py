@@ -305,17 +305,21 @@ def _fit_street(
     far_bins = far_bins[u[far_bins] > near + road_width]
     widths, sources = [], []
     for bins, curb_u, direction in ((near_bins, near, -1.0), (far_bins, near + road_width, 1.0)):
-        seen_width = _outer_edge(paving[bins]) * bin_m
+        edge = _outer_edge(paving[bins])
+        seen_width = edge * bin_m
+        # Where the paving seen runs on to the end of what was seen, its frontage was not seen.
+        past = bins[edge : edge + int(round(1.0 / bin_m))]
+        frontage_seen = edge > 0 and (profile[1] + profile[4])[past].sum() > 0.2
         facade = direction * (fronts - curb_u)
         facade = facade[(facade >= cfg.min_sidewalk_m) & (facade <= cfg.max_sidewalk_m + 12.0)]
         if len(facade):
             widths.append(float(np.median(facade)))
             sources.append("facades")
-        elif seen_width > 0:
+        elif frontage_seen:
             widths.append(seen_width)
             sources.append("paving")
         else:
-            widths.append(cfg.sidewalk_m)
+            widths.append(max(seen_width, cfg.sidewalk_m))
             sources.append("default")
     if axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m) is not None:
         widths[0] = max(widths[0], near + 1.0)  # a walking camera walks on its sidewalk
@@ -428,23 +432,35 @@ def _plaza(extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
     return _clipped([("plaza", "plaza", extent, 0.0, None)], extent, evidence)
 
 
+#: Grid (m) of every overlay of the regions: snapped to one grid, neighbours share their edges exactly.
+_GRID_M = 1e-3
+
+
 def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
     """Regions of ``pieces`` ``(id, type, polygon, elevation, vertex heights)`` inside ``extent``, clipped
     in :data:`_PRIORITY` order so none overlaps; what they leave of the extent is terrain."""
+    extent = shapely.set_precision(extent, _GRID_M)
     taken = shapely.Polygon()
     out: list[ModelRegion] = []
     ordered = sorted(pieces, key=lambda p: _PRIORITY.index(p[1]))
     for name, kind, poly, elevation, heights in ordered:
         if heights is not None:  # a ramp keeps its corners (its heights are theirs) when it fits
-            if poly.is_valid and extent.contains(poly) and poly.intersection(taken).area < 1e-3:
-                out.append(_region(name, kind, poly, elevation, heights, evidence))
-                taken = taken.union(poly)
+            snapped = shapely.set_precision(poly, _GRID_M, mode="keep_collapsed")
+            fits = len(snapped.exterior.coords) == len(poly.exterior.coords) and snapped.is_valid
+            if (
+                fits
+                and extent.contains(snapped)
+                and snapped.intersection(taken, grid_size=_GRID_M).area < 1e-3
+            ):
+                out.append(_region(name, kind, snapped, elevation, heights, evidence))
+                taken = taken.union(snapped, grid_size=_GRID_M)
             continue
-        part = shapely.make_valid(poly).intersection(extent).difference(taken)
+        part = shapely.make_valid(poly).intersection(extent, grid_size=_GRID_M)
+        part = part.difference(taken, grid_size=_GRID_M)
         for k, simple in enumerate(_simple_parts(part)):
             out.append(_region(name if k == 0 else f"{name}_{k}", kind, simple, elevation, None, evidence))
-        taken = taken.union(part)
-    rest = extent.difference(taken)
+        taken = taken.union(part, grid_size=_GRID_M)
+    rest = extent.difference(taken, grid_size=_GRID_M)
     for k, simple in enumerate(_simple_parts(rest)):
         out.append(_region(f"terrain_fill_{k}", "terrain", simple, 0.0, None, evidence))
     return out
@@ -460,17 +476,13 @@ def _simple_parts(geometry) -> list[shapely.Polygon]:
         if poly.area <= 0.01:
             continue
         if not poly.interiors:
-            out.append(shapely.Polygon(shapely.set_precision(poly, 1e-4).exterior) if poly.is_valid else poly)
+            out.append(shapely.Polygon(poly.exterior))
             continue
         x = shapely.Polygon(poly.interiors[0]).centroid.x
         x0, y0, x1, y1 = poly.bounds
-        halves = shapely.box(x0 - 1, y0 - 1, x, y1 + 1), shapely.box(x, y0 - 1, x1 + 1, y1 + 1)
-        for half in halves:
-            todo += [
-                g
-                for g in getattr(poly.intersection(half), "geoms", [poly.intersection(half)])
-                if isinstance(g, shapely.Polygon)
-            ]
+        for half in shapely.box(x0 - 1, y0 - 1, x, y1 + 1), shapely.box(x, y0 - 1, x1 + 1, y1 + 1):
+            cut = poly.intersection(half, grid_size=_GRID_M)
+            todo += [g for g in getattr(cut, "geoms", [cut]) if isinstance(g, shapely.Polygon)]
     return out
 
 

@@ -4,8 +4,10 @@ The video stage decodes once and hands every analysed frame (a few hundred pixel
 second) to :class:`TransitionDetector`; it feeds them to PySceneDetect's detectors through their
 frame-processing API (``process_frame``), so the video is not decoded a second time:
 
-- **hard cuts**: ``ContentDetector`` (the mean change of hue, saturation and lightness between
-  consecutive frames, 0-255) above ``cut_threshold``;
+- **hard cuts**: ``AdaptiveDetector``: the ``ContentDetector`` score (the mean change of hue,
+  saturation and lightness between consecutive frames, 0-255) at least ``cut_threshold`` and at least
+  ``cut_ratio`` times the mean score of the two frames before and after (a fast pan through a
+  textured street changes every frame a lot, a cut changes one frame);
 - **cross-dissolves** (and fades): PySceneDetect has no detector for them, and a dissolve changes the
   picture little from one frame to the next. Inside a dissolve a frame is the mean of the frames
   ``window_s`` before and after it (a linear blend), while a moving camera's frame is not (the mean
@@ -33,8 +35,7 @@ from typing import Literal
 import cv2
 import numpy as np
 from scenedetect.common import FrameTimecode
-from scenedetect.detector import FlashFilter
-from scenedetect.detectors import ContentDetector
+from scenedetect.detectors import AdaptiveDetector
 
 Kind = Literal["cut", "fade", "dissolve", "title"]
 
@@ -72,6 +73,7 @@ class TransitionDetector:
         fps: float,
         step: int,
         cut_threshold: float,
+        cut_ratio: float,
         window_s: float,
         dissolve_min_change: float,
         dissolve_max_residual: float,
@@ -86,8 +88,8 @@ class TransitionDetector:
         self._k = max(1, int(round(window_s * float(rate))))
         self.dissolve_min_change, self.dissolve_max_residual = dissolve_min_change, dissolve_max_residual
         min_len = max(1, int(round(min_cut_gap_s * float(rate))))
-        suppress = FlashFilter.Mode.SUPPRESS
-        self._hard = ContentDetector(threshold=cut_threshold, min_scene_len=min_len, filter_mode=suppress)
+        self._hard = AdaptiveDetector(adaptive_threshold=cut_ratio, min_content_val=cut_threshold,
+                                      min_scene_len=min_len, window_width=self.LAG)  # fmt: skip
         self._tiny: deque[np.ndarray] = deque(maxlen=2 * self._k + 1)  # 80 px wide grey copies
         self._blend_run = 0  # analysed frames in a row that look blended
         self._frames: list[int] = []  # decoded-frame index of each analysed frame
@@ -96,21 +98,25 @@ class TransitionDetector:
         self._cuts: list[int] = []  # analysed-frame positions of hard cuts (the new shot's first)
         self._windows: list[int] = []  # analysed-frame positions of blended frames (second of a run on)
 
-    def update(self, frame_idx: int, small_bgr: np.ndarray, gray: np.ndarray) -> tuple[bool, bool]:
+    #: ``AdaptiveDetector``'s window: a hard cut is reported up to LAG + 1 analysed frames late.
+    LAG = 2
+
+    def update(self, frame_idx: int, small_bgr: np.ndarray, gray: np.ndarray) -> tuple[int | None, bool]:
         """Feed the analysed frame of decoded index ``frame_idx`` (BGR and grey copies).
 
-        Returns ``(boundary, usable)``: whether a transition was just found (a shot starts no earlier
-        than here), and whether this frame shows a picture (not dark, not flat)."""
+        Returns ``(boundary, usable)``: the decoded index of the first frame of a shot when a
+        transition was just found (a hard cut's up to ``LAG + 1`` analysed frames back), else None;
+        and whether this frame shows a picture (not dark, not flat)."""
         n = len(self._frames)
         self._frames.append(frame_idx)
         dark = float(gray.mean()) < self.dark_level
         blank = dark or flat_fraction(gray) >= self.flat_fraction
         self._dark.append(dark)
         self._blank.append(blank)
-        boundary = False
-        if self._hard.process_frame(FrameTimecode(n, fps=self._rate), small_bgr):
-            self._cuts.append(n)
-            boundary = True
+        boundary: int | None = None
+        for cut in self._hard.process_frame(FrameTimecode(n, fps=self._rate), small_bgr):
+            self._cuts.append(cut.frame_num)  # reported LAG frames late
+            boundary = self._frames[cut.frame_num]
         h = max(2, int(round(gray.shape[0] * 80 / gray.shape[1])))
         self._tiny.append(cv2.resize(gray, (80, h), interpolation=cv2.INTER_AREA).astype(np.float32))
         if len(self._tiny) == self._tiny.maxlen:
@@ -121,9 +127,9 @@ class TransitionDetector:
             self._blend_run = self._blend_run + 1 if blended else 0
             if self._blend_run >= 2:
                 self._windows.append(n - self._k)
-                boundary = True
+                boundary = frame_idx
         if n > 0 and self._blank[n - 1] and not blank:
-            boundary = True
+            boundary = frame_idx
         return boundary, not blank
 
     def finish(self) -> list[Transition]:

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -59,9 +60,12 @@ class VideoCfg:
     min_shot_s: float = 1.0
     """A shot shorter than this (seconds) is not usable."""
     cut_threshold: float = 27.0
-    """Hard cut: PySceneDetect ``ContentDetector`` score (mean change of hue, saturation and lightness
-    between consecutive analysed frames, 0-255) at or above which a cut is declared; lower finds
-    cuts between similar views, and splits fast camera turns."""
+    """Hard cut: least PySceneDetect ``ContentDetector`` score (mean change of hue, saturation and
+    lightness between consecutive analysed frames, 0-255) of a cut; lower finds cuts between similar
+    views, and splits fast camera turns."""
+    cut_ratio: float = 3.0
+    """Hard cut: least ratio of a cut's score to the mean score of the two analysed frames on each
+    side (PySceneDetect ``AdaptiveDetector``)."""
     window_s: float = 0.25
     """Cross-dissolve test: seconds of video between a frame and each of the two frames it is compared
     with (``urbanverse.video.cuts``)."""
@@ -116,6 +120,8 @@ class VideoCfg:
                 "VideoCfg.cut_threshold is a ContentDetector score (0-255, default 27), "
                 f"got {self.cut_threshold}"
             )
+        if not self.cut_ratio >= 1:
+            raise ValueError(f"VideoCfg.cut_ratio must be >= 1, got {self.cut_ratio}")
         if not 0 < self.dissolve_max_residual < 1 or not 0 < self.dissolve_min_change <= 255:
             raise ValueError(
                 "VideoCfg.dissolve_max_residual must be in (0, 1), dissolve_min_change in (0, 255]"
@@ -339,6 +345,7 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
         fps=fps,
         step=step,
         cut_threshold=cfg.cut_threshold,
+        cut_ratio=cfg.cut_ratio,
         window_s=cfg.window_s,
         dissolve_min_change=cfg.dissolve_min_change,
         dissolve_max_residual=cfg.dissolve_max_residual,
@@ -352,6 +359,7 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     # Keyframes are chosen as frames are decoded, in provisional pieces (the selector restarts at each
     # boundary the detector finds); once the transitions are all known they are sorted into shots.
     chosen: list[list[Keyframe]] = []
+    recent: deque = deque(maxlen=TransitionDetector.LAG + 2)  # (frame, bgr, t, grey, sharpness)
     prev: tuple[int, np.ndarray, float, float, float] | None = None  # frame, bgr, t, motion, sharpness
     last_index = 0
 
@@ -389,17 +397,35 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
             boundary, usable = detector.update(i, small, gray)
             if not usable:  # dark or flat: a transition frame, never a keyframe
                 continue
-            sharp = sharpness(gray)
-            if prev is None or boundary:
+            recent.append((i, frame, t, gray, sharpness(gray)))
+            if prev is None or boundary is not None:
+                # A new shot from frame ``boundary`` on: its keyframes so far go, its frames are replayed.
+                start = i if boundary is None else boundary
+                if chosen:
+                    for kf in [kf for kf in chosen[-1] if kf.frame >= start]:
+                        (work_dir / kf.image).unlink(missing_ok=True)
+                    chosen[-1] = [kf for kf in chosen[-1] if kf.frame < start]
+                before = [r for r in recent if r[0] < start]
+                if before and prev is not None and prev[0] >= start:  # the old shot ended before ``start``
+                    j, f, tj, _g, sh = before[-1]
+                    prev = (j, f, tj, selector.last_motion_px, sh)
+                elif prev is not None and prev[0] >= start:
+                    prev = None  # nothing of the old shot is left to close it with
                 close_piece()
                 chosen.append([])
-                selector.start(gray, t)
-                add(i, frame, t, 0.0, sharp, "first")
+                replay = [r for r in recent if r[0] >= start] or [recent[-1]]
+                j, f, tj, g, sh = replay[0]
+                selector.start(g, tj)
+                add(j, f, tj, 0.0, sh, "first")
+                prev = (j, f, tj, 0.0, sh)
+                replay = replay[1:]
             else:
-                dec = selector.update(gray, t)
+                replay = [recent[-1]]
+            for j, f, tj, g, sh in replay:
+                dec = selector.update(g, tj)
                 if dec.is_keyframe:
-                    add(i, frame, t, dec.motion_px, sharp, dec.reason)
-            prev = (i, frame, t, selector.last_motion_px, sharp)
+                    add(j, f, tj, dec.motion_px, sh, dec.reason)
+                prev = (j, f, tj, selector.last_motion_px, sh)
         close_piece()
     finally:
         cap.release()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -13,6 +14,9 @@ from typer.testing import CliRunner
 from urbanverse.cli import app
 from urbanverse.errors import InputError
 from urbanverse.gen import shots
+from urbanverse.gen.config import GenCfg
+from urbanverse.gen.pipeline import run_gen
+from urbanverse.gen.stages import replace_stage
 from urbanverse.gen.table import STAGES
 from urbanverse.scene.record import load_scene
 from urbanverse.viewer.catalog import list_scenes
@@ -111,3 +115,29 @@ def test_no_shot_giving_a_scene_exits_2_leaving_only_error_json(two_shots, tmp_p
     assert result.exit_code == 2
     assert sorted(p.name for p in out.iterdir()) == ["error.json"]
     assert "no shot gave a scene" in json.loads((out / "error.json").read_text())["error"]
+
+
+def test_gen_falls_back_to_the_next_shot_and_reports_why(two_shots, tmp_path):
+    """A detection stage that fails on shot 0 (the first tried of two equally long shots): gen makes
+    the scene of shot 1, and report.json says which shot it used and why shot 0 was left."""
+    detect = next(s for s in STAGES if s.name == "detect")
+
+    def fails_on_shot_0(video, *, cfg, env):
+        if video.keyframes.selected_shots == (0,):
+            raise InputError("no usable ground was seen (a test stage)")
+        return detect.run(video, cfg=cfg, env=env)
+
+    table = replace_stage(STAGES, dataclasses.replace(detect, run=fails_on_shot_0))
+    report = run_gen(two_shots, tmp_path / "scene", GenCfg(), stages=table)
+    assert report.shot == 1 and [s.shot for s in report.skipped_shots] == [0]
+    assert "a test stage" in report.skipped_shots[0].reason
+    saved = json.loads((tmp_path / "scene" / "report.json").read_text())
+    assert saved["shot"] == 1 and saved["skipped_shots"][0]["shot"] == 0
+    assert all(f >= 50 for f in load_scene(tmp_path / "scene").source.frames_used)
+
+    def fails_always(video, *, cfg, env):
+        raise InputError("no camera pose (a test stage)")
+
+    table = replace_stage(STAGES, dataclasses.replace(detect, run=fails_always))
+    with pytest.raises(InputError, match=r"no shot gave a scene \(shot 0 .*; shot 1 "):
+        run_gen(two_shots, tmp_path / "none", GenCfg(), stages=table)

@@ -65,7 +65,7 @@ def test_downscale_and_focal(walk_video, tmp_path: Path) -> None:
     assert cv2.imread(str(tmp_path / kfs.keyframes[0].image)).shape == (120, 160, 3)
 
 
-def test_shot_cut_longest_and_per_shot(tmp_path: Path) -> None:
+def test_shot_cut_keeps_every_usable_shot(tmp_path: Path) -> None:
     # Shot A: 2.5 s of one street; shot B: 3.5 s of a differently coloured street.
     street_a, street_b = Street(seed=1, width=160, height_px=120), Street(seed=2, width=160, height_px=120)
     frames = [StreetRenderer(street_a).render(m) for m in camera_path(street_a, np.arange(25) / 10)]
@@ -76,32 +76,28 @@ def test_shot_cut_longest_and_per_shot(tmp_path: Path) -> None:
     video = tmp_path / "two_shots.mp4"
     _write_frames(video, frames)
 
-    kfs = run_video(video, tmp_path / "longest")
-    assert [(s.start_frame, s.end_frame) for s in kfs.shots] == [(0, 25), (25, 60)]
-    assert kfs.selected_shots == (1,)
-    assert all(k.shot == 1 and k.frame >= 25 for k in kfs.keyframes)
-    assert sorted(p.name for p in (tmp_path / "longest").glob("kf_*")) == sorted(
-        k.image for k in kfs.keyframes
-    )
-
-    both = run_video(video, tmp_path / "all", VideoCfg(per_shot=True))
+    both = run_video(video, tmp_path / "all")
+    assert [(s.start_frame, s.end_frame) for s in both.shots] == [(0, 25), (25, 60)]
+    assert [(t.kind, t.start_frame) for t in both.transitions] == [("cut", 25)]
     assert both.selected_shots == (0, 1)
+    assert all(k.frame >= 25 for k in both.keyframes if k.shot == 1)
+    assert sorted(p.name for p in (tmp_path / "all").glob("kf_*")) == sorted(k.image for k in both.keyframes)
     parts = split_shots(both)
     assert [p.selected_shots for p in parts] == [(0,), (1,)]
     assert parts[0].keyframes[0].frame == 0 and parts[1].keyframes[0].frame == 25
     assert all(k.index == i for p in parts for i, k in enumerate(p.keyframes))
 
 
-def test_a_blank_shot_is_left_out(tmp_path: Path) -> None:
-    # 2.5 s of a walk, cut to 2 s of black (a fade-out): the black shot gives no keyframes.
+def test_black_frames_are_a_transition_and_give_no_keyframe(tmp_path: Path) -> None:
+    # 2.5 s of a walk, cut to 2 s of black (a fade-out): the black frames belong to no shot.
     street = Street(seed=1, width=160, height_px=120)
     frames = [StreetRenderer(street).render(m) for m in camera_path(street, np.arange(25) / 10)]
     video = tmp_path / "fade.mp4"
     _write_frames(video, frames + [np.zeros_like(frames[0])] * 20)
-    kfs = run_video(video, tmp_path / "w", VideoCfg(per_shot=True))
-    assert len(kfs.shots) == 2 and kfs.selected_shots == (0,)
-    assert all(k.shot == 0 for k in kfs.keyframes)
-    assert any("[1] are blank" in w for w in kfs.warnings)
+    kfs = run_video(video, tmp_path / "w")
+    assert len(kfs.shots) == 1 and kfs.selected_shots == (0,) and kfs.shots[0].end_frame <= 25
+    assert [t.kind for t in kfs.transitions] == ["fade"] and kfs.transitions[0].end_frame == 45
+    assert all(k.frame < 25 for k in kfs.keyframes)
     assert sorted(p.name for p in (tmp_path / "w").glob("kf_*")) == sorted(k.image for k in kfs.keyframes)
 
 

@@ -11,6 +11,7 @@ output folder. Every final file is written atomically.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -29,11 +30,24 @@ from urbanverse.locks import LOCK_FILE, folder_lock
 from urbanverse.perception.models import NO_EMBEDDER_WARNING, embedder_available
 from urbanverse.records import record, save_json
 from urbanverse.scene.record import SCENE_FILE, load_scene
+from urbanverse.video.record import split_shots
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ERROR_FILE", "REPORT_FILE", "GenCfg", "GenReport", "clear_for_error", "run_gen"]
 
 REPORT_FILE = "report.json"
 ERROR_FILE = "error.json"
+
+
+@record
+class SkippedShot:
+    """A shot gen tried and left: its index, time span in the video (s) and the error it gave."""
+
+    shot: int
+    start_s: float
+    end_s: float
+    reason: str
 
 
 @record
@@ -59,6 +73,10 @@ class GenReport:
     ground_model: GroundFit | None = None
     """Which ground model (street, plaza or path) was fitted to the ground seen, how well each
     candidate explained it, and the street's parameters (``urbanverse.layout.street_fit``)."""
+    shot: int = 0
+    """The shot of the video the scene was made from (``work/01_video/keyframes.json`` lists them)."""
+    skipped_shots: tuple[SkippedShot, ...] = ()
+    """Longer shots tried first that gave no scene, and why."""
 
 
 def source_key(source: Path) -> str:
@@ -88,21 +106,55 @@ def run_gen(
     stages: Sequence[Stage[GenCfg]] = STAGES,
 ) -> GenReport:
     """Run every stage of ``stages`` on ``source`` into ``out_dir``; returns the report (also written to
-    report.json). One scene from one shot (the longest usable one);
-    :func:`urbanverse.gen.shots.run_gen_per_shot` makes one per shot. ``stages``: the table to run
-    (:func:`urbanverse.gen.stages.replace_stage` swaps one entry)."""
+    report.json). One scene from one shot: the longest usable one, or when it gives no scene (a later
+    stage raises ``InputError``: no camera pose, no ground) the next longest, and so on; ``InputError``
+    naming every shot's error when none gives one. :func:`urbanverse.gen.shots.run_gen_per_shot` makes
+    one per shot. ``stages``: the table to run (:func:`urbanverse.gen.stages.replace_stage` swaps one
+    entry)."""
     source, out_dir = Path(source), Path(out_dir)
     start = time.perf_counter()
     key = source_key(source)
     with folder_lock(out_dir, "gen"):
         runner = StageRunner(out_dir / "work", resume=resume, progress=progress)
         video = run_video_stage(source, key, out_dir, runner, cfg, stages)
-        if len(video.keyframes.selected_shots) > 1:
-            raise InputError(
-                "video.per_shot: gen builds one scene from one shot; --per-shot makes one per shot"
+        kfs, video_key = video.keyframes, runner.keys["video"]
+        shots = {s.index: s for s in kfs.shots}
+        parts = sorted(split_shots(kfs), key=lambda p: -shots[p.selected_shots[0]].duration_s)
+        skipped: list[SkippedShot] = []
+        for part in parts:
+            shot = shots[part.selected_shots[0]]
+            # One shot keeps the video stage's key (and the cache of runs before shots were tried in turn).
+            key = video_key if len(parts) == 1 else config_hash(video_key, shot.index)
+            seconds = kfs.duration_s if len(kfs.shots) == 1 else shot.duration_s
+            shot_input = ShotInput(source, Keyframes(part, video.folder), key, seconds)
+            try:
+                report = run_scene_stages(shot_input, out_dir, runner, cfg, start, stages=stages[1:])
+            except InputError as exc:
+                log.warning(
+                    "shot %d (%.1f-%.1f s) gave no scene: %s", shot.index, shot.start_s, shot.end_s, exc
+                )
+                skipped.append(
+                    SkippedShot(shot=shot.index, start_s=shot.start_s, end_s=shot.end_s, reason=str(exc))
+                )
+                continue
+            span = f"{shot.start_s:.1f}-{shot.end_s:.1f} s"
+            notes = [f"{len(kfs.shots)} shots; the scene is of shot {shot.index} ({span})"]
+            notes += [
+                f"shot {s.shot} ({s.start_s:.1f}-{s.end_s:.1f} s) gave no scene: {s.reason}" for s in skipped
+            ]
+            report = dataclasses.replace(
+                report,
+                shot=shot.index,
+                skipped_shots=tuple(skipped),
+                warnings=(*report.warnings, *(notes if len(kfs.shots) > 1 else ())),
             )
-        shot = ShotInput(source, video, runner.keys["video"], video.keyframes.duration_s)
-        return run_scene_stages(shot, out_dir, runner, cfg, start, stages=stages[1:])
+            save_json(report, out_dir / REPORT_FILE)
+            return report
+        raise InputError(
+            f"{source}: no shot gave a scene ("
+            + "; ".join(f"shot {s.shot} ({s.start_s:.1f}-{s.end_s:.1f} s): {s.reason}" for s in skipped)
+            + ")"
+        )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,6 @@ their scenes. ``<out>/report.json`` lists the shots; ``urbanverse view <out>`` s
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -83,7 +82,6 @@ def run_gen_per_shot(
     source, out_dir = Path(source), Path(out_dir)
     start = time.perf_counter()
     key = source_key(source)
-    cfg = dataclasses.replace(cfg, video=dataclasses.replace(cfg.video, per_shot=True))
     with folder_lock(out_dir, "gen"):
         return _run_shots(source, key, out_dir, cfg, resume, progress, stages, start)
 

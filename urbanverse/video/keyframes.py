@@ -1,11 +1,8 @@
-"""Online shot-cut detection and motion/parallax keyframe selection on small greyscale frames.
+"""Motion/parallax keyframe selection on small greyscale frames (shot boundaries: ``cuts``).
 
-Both run on an *analysis* copy of each frame (a few hundred pixels wide) so that a minute of 720p
+It runs on an *analysis* copy of each frame (a few hundred pixels wide) so that a minute of 720p
 video costs little more than decoding it.
 
-- Shot cuts: the Bhattacharyya distance between consecutive frames' hue/saturation histograms; a cut
-  is a distance above ``cut_threshold`` that is also well above the recent typical distance (so a
-  flickering or fast-panning shot is not cut into pieces).
 - Keyframes: Shi-Tomasi corners are detected at each keyframe and tracked frame to frame with pyramidal
   Lucas-Kanade; a new keyframe is taken when the median displacement since the last keyframe exceeds
   ``motion_px`` (enough parallax for triangulation), when ``max_gap_s`` has elapsed (a static or slow
@@ -15,7 +12,6 @@ video costs little more than decoding it.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import cv2
@@ -26,42 +22,9 @@ _LK_PARAMS = dict(
 )
 
 
-def hsv_histogram(bgr_small: np.ndarray) -> np.ndarray:
-    """Normalised 16x16 hue/saturation histogram (float32, sums to 1) of a BGR image."""
-    hsv = cv2.cvtColor(bgr_small, cv2.COLOR_BGR2HSV)
-    hist = cv2.calcHist([hsv], [0, 1], None, [16, 16], [0, 180, 0, 256])
-    total = float(hist.sum())
-    return hist / total if total > 0 else hist
-
-
 def sharpness(gray: np.ndarray) -> float:
     """Variance of the Laplacian (higher is sharper); a blur indicator."""
     return float(cv2.Laplacian(gray, cv2.CV_32F).var())
-
-
-class ShotCutDetector:
-    """Feed one histogram per analysed frame; ``update`` says whether a cut happened before this frame."""
-
-    def __init__(self, cut_threshold: float, window: int = 15, ratio: float = 3.0) -> None:
-        self.cut_threshold = cut_threshold
-        self.ratio = ratio
-        self._prev: np.ndarray | None = None
-        self._recent: deque[float] = deque(maxlen=window)
-
-    def update(self, hist: np.ndarray) -> tuple[bool, float]:
-        """Returns ``(is_cut, distance_to_previous)``."""
-        if self._prev is None:
-            self._prev = hist
-            return False, 0.0
-        d = float(cv2.compareHist(self._prev, hist, cv2.HISTCMP_BHATTACHARYYA))
-        self._prev = hist
-        typical = float(np.median(self._recent)) if self._recent else 0.0
-        cut = d > self.cut_threshold and d > self.ratio * typical
-        if cut:
-            self._recent.clear()
-        else:
-            self._recent.append(d)
-        return cut, d
 
 
 @dataclass

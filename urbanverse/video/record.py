@@ -77,6 +77,19 @@ class Shot:
 
 
 @record
+class TransitionSpan:
+    """A transition between shots: frames ``[start_frame, end_frame)`` (``[start_s, end_s)``) belong to
+    no shot. ``kind``: ``cut`` (a hard cut, an empty span at the next shot's first frame), ``fade``
+    (through dark frames), ``title`` (flat frames: a title card, a slate, a blank) or ``dissolve``."""
+
+    kind: Literal["cut", "fade", "dissolve", "title"]
+    start_frame: int
+    end_frame: int
+    start_s: float
+    end_s: float
+
+
+@record
 class Keyframe:
     """One selected frame, written to ``image`` (a file name relative to the stage's work folder).
 
@@ -104,8 +117,10 @@ class KeyframeSet:
     ``mode`` is ``video`` for a video file, ``image`` for a single still, ``images`` for a folder of
     stills (an ordered sequence, e.g. a two-view pair). ``original_size``/``working_size`` are
     ``(width, height)`` in pixels; keyframe images are stored at ``working_size``. ``shots`` lists
-    every detected shot; ``selected_shots`` those whose keyframes are in ``keyframes`` (the longest
-    usable one unless ``per_shot`` was set). ``timings_s`` maps a step name to seconds.
+    every detected shot, ``transitions`` what separates them; ``selected_shots`` the usable shots
+    (at least ``min_shot_s`` long, with a keyframe), whose keyframes are in ``keyframes``: gen tries
+    them longest first, or makes a scene of each (``--per-shot``). ``timings_s`` maps a step name to
+    seconds.
     """
 
     schema_version: int = KEYFRAMES_SCHEMA_VERSION
@@ -121,6 +136,7 @@ class KeyframeSet:
     selected_shots: tuple[int, ...]
     keyframes: tuple[Keyframe, ...]
     intrinsics: CameraIntrinsics
+    transitions: tuple[TransitionSpan, ...] = ()
     warnings: tuple[str, ...] = ()
     timings_s: dict[str, float] = dataclasses.field(default_factory=dict)
 

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -20,6 +21,7 @@ import cv2
 import numpy as np
 
 from urbanverse.errors import InputError
+from urbanverse.video.cuts import Transition, TransitionDetector
 from urbanverse.video.decode import (
     IMAGE_SUFFIXES,
     exif_focal_35mm,
@@ -30,8 +32,15 @@ from urbanverse.video.decode import (
     sha256_file,
     working_size,
 )
-from urbanverse.video.keyframes import KeyframeSelector, ShotCutDetector, hsv_histogram, sharpness
-from urbanverse.video.record import CameraIntrinsics, Keyframe, KeyframeSet, Shot, save_keyframes
+from urbanverse.video.keyframes import KeyframeSelector, sharpness
+from urbanverse.video.record import (
+    CameraIntrinsics,
+    Keyframe,
+    KeyframeSet,
+    Shot,
+    TransitionSpan,
+    save_keyframes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +57,35 @@ class VideoCfg:
     """Horizontal field-of-view prior (degrees) for the focal-length guess (typical phone main camera)."""
     focal_px: float | None = None
     """Known focal length in pixels *of the original resolution*; overrides ``fov_deg`` and EXIF."""
-    per_shot: bool = False
-    """Keep the keyframes of every usable shot (``Keyframe.shot`` tells them apart) instead of the longest."""
     min_shot_s: float = 1.0
     """A shot shorter than this (seconds) is not usable."""
-    cut_threshold: float = 0.5
-    """Bhattacharyya distance of consecutive hue/saturation histograms above which a cut is declared."""
+    cut_threshold: float = 27.0
+    """Hard cut: least PySceneDetect ``ContentDetector`` score (mean change of hue, saturation and
+    lightness between consecutive analysed frames, 0-255) of a cut; lower finds cuts between similar
+    views, and splits fast camera turns."""
+    cut_ratio: float = 3.0
+    """Hard cut: least ratio of a cut's score to the mean score of the two analysed frames on each
+    side (PySceneDetect ``AdaptiveDetector``)."""
+    window_s: float = 0.25
+    """Cross-dissolve test: seconds of video between a frame and each of the two frames it is compared
+    with (``urbanverse.video.cuts``)."""
+    dissolve_min_change: float = 20.0
+    """Cross-dissolve test: least mean absolute grey difference (0-255) between the frames
+    ``window_s`` before and after a frame for it to be tested as a blend of the two."""
+    dissolve_max_residual: float = 0.3
+    """Cross-dissolve test: a frame whose difference from the mean of those two frames is at most this
+    share of their difference is a blend (a walking camera's frame gives about 0.5)."""
+    dark_level: float = 24.0
+    """A frame whose mean grey level (0-255) is below this is dark (a fade through black): no keyframe
+    is taken from it, and a run of them is a transition between shots."""
+    flat_fraction: float = 0.9
+    """A frame in which at least this share (0-1) of the pixels lie on no edge (grey gradient under 8
+    levels) is flat (a title card, a slate, a blank): treated as a dark frame."""
+    transition_margin_s: float = 0.2
+    """Seconds on each side of a run of dark or flat frames that also belong to the transition (the
+    frames fading into it); transitions closer than this merge into one."""
+    min_cut_gap_s: float = 0.3
+    """Seconds of video between two hard cuts at least (a flash or a flicker is not two cuts)."""
     analysis_width: int = 320
     """Width (pixels) of the greyscale copy on which cuts and motion are analysed."""
     analysis_fps: float = 15.0
@@ -80,9 +112,24 @@ class VideoCfg:
         for name in ("max_width", "analysis_width", "max_keyframes"):
             if getattr(self, name) < 2:
                 raise ValueError(f"VideoCfg.{name} must be >= 2, got {getattr(self, name)}")
-        for name in ("analysis_fps", "motion_frac", "max_gap_s", "cut_threshold"):
+        for name in ("analysis_fps", "motion_frac", "max_gap_s", "window_s"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"VideoCfg.{name} must be positive, got {getattr(self, name)}")
+        if not 1.0 <= self.cut_threshold <= 255.0:
+            raise ValueError(
+                "VideoCfg.cut_threshold is a ContentDetector score (0-255, default 27), "
+                f"got {self.cut_threshold}"
+            )
+        if not self.cut_ratio >= 1:
+            raise ValueError(f"VideoCfg.cut_ratio must be >= 1, got {self.cut_ratio}")
+        if not 0 < self.dissolve_max_residual < 1 or not 0 < self.dissolve_min_change <= 255:
+            raise ValueError(
+                "VideoCfg.dissolve_max_residual must be in (0, 1), dissolve_min_change in (0, 255]"
+            )
+        if not 0 <= self.dark_level <= 255 or not 0 < self.flat_fraction <= 1:
+            raise ValueError("VideoCfg.dark_level must be in [0, 255] and flat_fraction in (0, 1]")
+        if self.transition_margin_s < 0 or self.min_cut_gap_s < 0:
+            raise ValueError("VideoCfg.transition_margin_s and min_cut_gap_s must be >= 0")
         if not 0 < self.fov_deg < 170:
             raise ValueError(f"VideoCfg.fov_deg must be in (0, 170) degrees, got {self.fov_deg}")
         if self.focal_px is not None and not self.focal_px > 0:
@@ -241,6 +288,39 @@ def _too_short(path: Path, seconds: float, cfg: VideoCfg) -> InputError:
     return InputError(f"{path}: the video is {seconds:.2f} s long; at least {cfg.min_seconds:g} s is needed")
 
 
+def _sort_into_shots(
+    transitions: list[Transition], chosen: list[Keyframe], frame_count: int, fps: float, work_dir: Path
+) -> tuple[tuple[Shot, ...], list[list[Keyframe]]]:
+    """The shots between ``transitions`` (the frames of a transition belong to none) and the keyframes
+    ``chosen`` sorted into them: those inside a transition are deleted, the others' files renamed to
+    their shot (``kf_s<shot>_f<frame>``); each shot's first keyframe is its ``first``."""
+    bounds, start = [], 0
+    for tr in transitions:
+        if tr.start_frame > start:
+            bounds.append((start, tr.start_frame))
+        start = max(start, tr.end_frame)
+    if start < frame_count:
+        bounds.append((start, frame_count))
+    shots = tuple(
+        Shot(index=k, start_frame=a, end_frame=b, start_s=round(a / fps, 6), end_s=round(b / fps, 6))
+        for k, (a, b) in enumerate(bounds)
+    )
+    per_shot: list[list[Keyframe]] = [[] for _ in shots]
+    starts = [s.start_frame for s in shots]
+    for kf in chosen:
+        k = int(np.searchsorted(starts, kf.frame, side="right")) - 1
+        if k < 0 or kf.frame >= shots[k].end_frame:  # inside a transition
+            (work_dir / kf.image).unlink(missing_ok=True)
+            continue
+        name = kf.image.replace("kf_s00_", f"kf_s{k:02d}_", 1)
+        if name != kf.image:
+            (work_dir / kf.image).replace(work_dir / name)
+        if not per_shot[k]:
+            kf = dataclasses.replace(kf, reason="first", motion_px=0.0)
+        per_shot[k].append(dataclasses.replace(kf, image=name, shot=k))
+    return shots, per_shot
+
+
 def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     t0 = time.perf_counter()
     cap, info, first = open_video(path)
@@ -261,37 +341,49 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     step = max(1, int(round(fps / cfg.analysis_fps)))
     writer = _Writer(work_dir, work, cfg)
 
-    detector = ShotCutDetector(cfg.cut_threshold)
+    detector = TransitionDetector(
+        fps=fps,
+        step=step,
+        cut_threshold=cfg.cut_threshold,
+        cut_ratio=cfg.cut_ratio,
+        window_s=cfg.window_s,
+        dissolve_min_change=cfg.dissolve_min_change,
+        dissolve_max_residual=cfg.dissolve_max_residual,
+        dark_level=cfg.dark_level,
+        flat_fraction=cfg.flat_fraction,
+        margin_s=cfg.transition_margin_s,
+        min_cut_gap_s=cfg.min_cut_gap_s,
+    )
     selector = KeyframeSelector(motion_px=motion_thr, min_gap_s=cfg.min_gap_s, max_gap_s=cfg.max_gap_s)
     to_work = work[0] / aw  # analysis px -> working px
-    shot_starts: list[int] = [0]
-    per_shot: list[list[Keyframe]] = [[]]
-    seen: list[bool] = [False]  # per shot: a frame that is not blank
+    # Keyframes are chosen as frames are decoded, in provisional pieces (the selector restarts at each
+    # boundary the detector finds); once the transitions are all known they are sorted into shots.
+    chosen: list[list[Keyframe]] = []
+    recent: deque = deque(maxlen=TransitionDetector.LAG + 2)  # (frame, bgr, t, grey, sharpness)
     prev: tuple[int, np.ndarray, float, float, float] | None = None  # frame, bgr, t, motion, sharpness
     last_index = 0
 
     def add(frame_idx: int, bgr: np.ndarray, t: float, motion: float, sharp: float, reason: str) -> None:
-        shot = len(shot_starts) - 1
-        name = writer.write(shot, frame_idx, bgr)
-        per_shot[-1].append(
+        name = writer.write(0, frame_idx, bgr)
+        chosen[-1].append(
             Keyframe(
                 index=0,
                 frame=frame_idx,
                 time_s=round(t, 6),
                 image=name,
-                shot=shot,
+                shot=0,
                 motion_px=round(motion * to_work, 3),
                 sharpness=round(sharp, 3),
                 reason=reason,  # type: ignore[arg-type]
             )
         )
 
-    def close_shot() -> None:
-        # Take the shot's last analysed frame too when it moved enough since the last keyframe.
-        if prev is None or not per_shot[-1] or per_shot[-1][-1].frame == prev[0]:
+    def close_piece() -> None:
+        # Take the piece's last analysed frame too when it moved enough since the last keyframe.
+        if prev is None or not chosen or not chosen[-1] or chosen[-1][-1].frame == prev[0]:
             return
         frame_idx, bgr, t, motion, sharp = prev
-        if motion >= 0.3 * motion_thr or t - per_shot[-1][-1].time_s >= 0.5 * cfg.max_gap_s:
+        if motion >= 0.3 * motion_thr or t - chosen[-1][-1].time_s >= 0.5 * cfg.max_gap_s:
             add(frame_idx, bgr, t, motion, sharp, "last")
 
     try:
@@ -302,24 +394,39 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
             t = i / fps
             small = _shrink(frame, (aw, ah))
             gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-            sharp = sharpness(gray)
-            cut, _dist = detector.update(hsv_histogram(small))
-            content = not _blank(gray, cfg)
-            if i == 0 or cut:
-                if cut:
-                    close_shot()
-                    shot_starts.append(i)
-                    per_shot.append([])
-                    seen.append(False)
-                selector.start(gray, t)
-                add(i, frame, t, 0.0, sharp, "first")
+            boundary, usable = detector.update(i, small, gray)
+            if not usable:  # dark or flat: a transition frame, never a keyframe
+                continue
+            recent.append((i, frame, t, gray, sharpness(gray)))
+            if prev is None or boundary is not None:
+                # A new shot from frame ``boundary`` on: its keyframes so far go, its frames are replayed.
+                start = i if boundary is None else boundary
+                if chosen:
+                    for kf in [kf for kf in chosen[-1] if kf.frame >= start]:
+                        (work_dir / kf.image).unlink(missing_ok=True)
+                    chosen[-1] = [kf for kf in chosen[-1] if kf.frame < start]
+                before = [r for r in recent if r[0] < start]
+                if before and prev is not None and prev[0] >= start:  # the old shot ended before ``start``
+                    j, f, tj, _g, sh = before[-1]
+                    prev = (j, f, tj, selector.last_motion_px, sh)
+                elif prev is not None and prev[0] >= start:
+                    prev = None  # nothing of the old shot is left to close it with
+                close_piece()
+                chosen.append([])
+                replay = [r for r in recent if r[0] >= start] or [recent[-1]]
+                j, f, tj, g, sh = replay[0]
+                selector.start(g, tj)
+                add(j, f, tj, 0.0, sh, "first")
+                prev = (j, f, tj, 0.0, sh)
+                replay = replay[1:]
             else:
-                dec = selector.update(gray, t)
+                replay = [recent[-1]]
+            for j, f, tj, g, sh in replay:
+                dec = selector.update(g, tj)
                 if dec.is_keyframe:
-                    add(i, frame, t, dec.motion_px, sharp, dec.reason)
-            seen[-1] |= content
-            prev = (i, frame, t, selector.last_motion_px, sharp)
-        close_shot()
+                    add(j, f, tj, dec.motion_px, sh, dec.reason)
+                prev = (j, f, tj, selector.last_motion_px, sh)
+        close_piece()
     finally:
         cap.release()
 
@@ -334,30 +441,26 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
         raise _too_short(path, duration, cfg)
     t_decode = time.perf_counter() - t0
 
-    ends = shot_starts[1:] + [frame_count]
-    shots = tuple(
-        Shot(index=k, start_frame=s, end_frame=e, start_s=round(s / fps, 6), end_s=round(e / fps, 6))
-        for k, (s, e) in enumerate(zip(shot_starts, ends, strict=True))
-    )
-    if not any(seen):
+    if prev is None:
         _clear_old(work_dir)
-        raise InputError(f"{path}: every frame is blank (one flat colour): no street to reconstruct")
-    blank = [s.index for s in shots if not seen[s.index]]
-    if blank:
-        warnings.append(f"shots {blank} are blank (flat colour) and left out")
-    shots_with_content = [s for s in shots if seen[s.index]]
-    usable = [
-        s.index for s in shots_with_content if s.duration_s >= cfg.min_shot_s and len(per_shot[s.index]) >= 1
-    ]
-    longest = max(shots_with_content, key=lambda s: s.duration_s).index
+        raise InputError(
+            f"{path}: every frame is blank, dark or flat (one colour, a title): no street to reconstruct"
+        )
+    transitions = detector.finish()
+    shots, per_shot = _sort_into_shots(transitions, [kf for piece in chosen for kf in piece], frame_count,
+                                       fps, work_dir)  # fmt: skip
+    if len(transitions) > 0:
+        kinds = sorted({tr.kind for tr in transitions})
+        warnings.append(f"{len(transitions)} transitions ({', '.join(kinds)}): {len(shots)} shots")
+    usable = [s.index for s in shots if s.duration_s >= cfg.min_shot_s and len(per_shot[s.index]) >= 1]
+    with_keyframes = [s for s in shots if per_shot[s.index]]
+    longest = max(with_keyframes, key=lambda s: s.duration_s).index
     if not usable:
         warnings.append(
             f"no shot lasts {cfg.min_shot_s:g} s; using the longest ({shots[longest].duration_s:.2f} s)"
         )
         usable = [longest]
-    if len(shots) > 1:
-        warnings.append(f"{len(shots)} shots detected" + ("" if cfg.per_shot else f"; using shot {longest}"))
-    selected = usable if cfg.per_shot else [longest if longest in usable else usable[0]]
+    selected = sorted(usable)  # gen tries them longest first, or makes one scene of each (--per-shot)
 
     keyframes: list[Keyframe] = []
     for k in range(len(shots)):
@@ -386,6 +489,16 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
         working_size=work,
         shots=shots,
         selected_shots=tuple(selected),
+        transitions=tuple(
+            TransitionSpan(
+                kind=tr.kind,
+                start_frame=tr.start_frame,
+                end_frame=tr.end_frame,
+                start_s=round(tr.start_frame / fps, 6),
+                end_s=round(tr.end_frame / fps, 6),
+            )
+            for tr in transitions
+        ),  # fmt: skip
         keyframes=tuple(keyframes),
         intrinsics=_intrinsics(cfg, orig, work),
         warnings=tuple(warnings),

@@ -4,7 +4,9 @@ Vehicles stand on the road (their whole width on it); buildings, facades and sma
 the frontage, on the lots (their front face on them); everything else on walked paving or terrain
 (sidewalk, plaza, terrain), never on the road, a crosswalk or a curb ramp. A plaza has no road and no
 lots: there, everything stands on the plaza. An object farther than ``max_move_m`` from where its
-class may stand is dropped, with a warning.
+class may stand is dropped, with a warning. An object on low ground (a vehicle on the road, a
+building on its lot) whose footprint reaches over ground of another type (a raised sidewalk, into
+which it would sink) is then pushed clear of it, 10 cm at a time, by at most ``max_move_m``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from shapely.ops import nearest_points
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.layout.street_fit import ModelRegion
+from urbanverse.scene.ground import footprint
 
 #: L2 classes that stand on building lots, behind the frontage.
 ON_LOTS_L2 = frozenset({"buildings", "facades", "small_buildings"})
@@ -80,4 +83,29 @@ def settle_objects(
         x, y, z = obj.position
         dx, dy = target - anchor
         kept.append(dataclasses.replace(obj, position=(float(x + dx), float(y + dy), z)))
-    return LiftedObjects(objects=tuple(kept), dropped=dropped), warnings
+    others = {
+        kind: shapely.union_all([z for t, z in zones.items() if t != kind]) for kind in ("road", "terrain")
+    }
+    return LiftedObjects(
+        objects=tuple(_clear(o, zones, others, max_move_m) for o in kept), dropped=dropped
+    ), warnings
+
+
+def _clear(obj: LiftedObject, zones: dict, others: dict, max_move_m: float) -> LiftedObject:
+    """``obj`` pushed off the other ground types its footprint reaches over, when it stands on road or
+    lots alone (module docstring)."""
+    types = allowed_types(obj.category, set(zones))
+    if len(types) != 1 or types[0] not in others:
+        return obj
+    blocked, own = others[types[0]], zones[types[0]]
+    position = np.asarray(obj.position[:2], float)
+    for _ in range(int(max_move_m / 0.1)):
+        overlap = footprint(position, obj.yaw, obj.size, margin=0.05).intersection(blocked)
+        if overlap.area < 1e-4:
+            break
+        away = position - np.asarray(overlap.centroid.coords[0])
+        step = position + 0.1 * away / max(float(np.linalg.norm(away)), 1e-9)
+        if not own.contains(shapely.Point(step)):
+            break  # its base stays on its own ground
+        position = step
+    return dataclasses.replace(obj, position=(float(position[0]), float(position[1]), obj.position[2]))

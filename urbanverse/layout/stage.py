@@ -32,6 +32,7 @@ from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_vie
 from urbanverse.recon.depth import DenseCloud
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
+from urbanverse.scene.ground import footprint
 from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
 
 #: Height (m) of a standing person, the object-size prior used to calibrate a static camera.
@@ -137,6 +138,12 @@ def _top_under(regions: tuple[ModelRegion, ...], xy: np.ndarray) -> np.ndarray:
     return top
 
 
+def _corners(lifted: LiftedObjects) -> np.ndarray:
+    """The footprint corners ``(4 N, 2)`` (m) of the objects: the ground must reach under all of each."""
+    corners = [footprint(o.position, o.yaw, o.size).exterior.coords[:4] for o in lifted.objects]
+    return np.asarray(corners, float).reshape(-1, 2)
+
+
 def fit_street(
     layout: GroundLayout, classes: np.ndarray, recon: Reconstruction, lifted: LiftedObjects, cfg: StreetFitCfg
 ) -> FittedStreet:
@@ -155,13 +162,12 @@ def fit_street(
         path=np.array([k.position[:2] for k in recon.registered], float).reshape(-1, 2),
         fronts=np.asarray(fronts, float).reshape(-1, 2),
         vehicles=np.asarray(vehicles, float).reshape(-1, 2),
-        objects=np.array([o.position[:2] for o in lifted.objects], float).reshape(-1, 2),
+        objects=_corners(lifted),
     )
     model = fit_ground(evidence, cfg)
     settled, warnings = settle_objects(lifted, model.regions, cfg.max_move_m)
     if len(settled.objects) < len(lifted.objects):  # the ground need not reach the objects dropped
-        kept = np.array([o.position[:2] for o in settled.objects], float).reshape(-1, 2)
-        model = fit_ground(dataclasses.replace(evidence, objects=kept), cfg)
+        model = fit_ground(dataclasses.replace(evidence, objects=_corners(settled)), cfg)
         settled, _ = settle_objects(settled, model.regions, cfg.max_move_m)
     under = _top_under(model.regions, evidence.path)
     return FittedStreet(

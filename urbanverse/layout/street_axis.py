@@ -83,10 +83,14 @@ class StreetAxis:
         return StreetAxis(self.points + offset_m * per_point)
 
 
-def axis_of_path(path: np.ndarray, straight_tolerance_m: float, smooth_m: float) -> StreetAxis | None:
+def axis_of_path(
+    path: np.ndarray, straight_tolerance_m: float, smooth_m: float, max_turn_deg: float = 60.0
+) -> StreetAxis | None:
     """The street axis a walk ``path (P, 2)`` (m) follows: a straight line when every position lies within
     ``straight_tolerance_m`` of the path's principal line, else the path resampled every metre and
-    smoothed over ``smooth_m`` (Gaussian sigma); None for a path shorter than 2 m (a still camera)."""
+    smoothed over ``smooth_m`` (Gaussian sigma). None for a path shorter than 2 m (a still camera) and
+    for a walk whose smoothed heading turns by more than ``max_turn_deg`` (one that crosses the street
+    and walks back, or turns a corner: its path is no street's axis)."""
     path = np.asarray(path, float).reshape(-1, 2)
     steps = np.linalg.norm(np.diff(path, axis=0), axis=1)
     if len(path) < 2 or steps.sum() < 2.0:
@@ -106,7 +110,13 @@ def axis_of_path(path: np.ndarray, straight_tolerance_m: float, smooth_m: float)
     smooth = scipy.ndimage.gaussian_filter1d(resampled, sigma=smooth_m, axis=0, mode="nearest")
     step = np.linalg.norm(np.diff(smooth, axis=0), axis=1)
     smooth = smooth[np.concatenate([[True], step > 1e-3])]
-    return StreetAxis(smooth) if len(smooth) >= 2 else None
+    if len(smooth) < 2:
+        return None
+    headings = np.diff(smooth, axis=0)
+    headings /= np.linalg.norm(headings, axis=1, keepdims=True)
+    if (headings @ headings.T).min() < np.cos(np.radians(max_turn_deg)):
+        return None
+    return StreetAxis(smooth)
 
 
 def axis_through(point: np.ndarray, direction: np.ndarray) -> StreetAxis:

@@ -158,8 +158,8 @@ class GroundModel:
 class Evidence:
     """The ground stage's class grid ``classes (H, W)`` (0 unseen, else :data:`EVIDENCE_CLASSES`) with
     its ``origin`` (m) and ``cell_m``; ``path (P, 2)`` the camera centres; ``fronts (F, 2)`` the
-    building fronts' midpoints, ``vehicles (V, 2)`` the vehicles' centres and ``objects (M, 2)`` every
-    object's base centre, placed on it."""
+    building fronts' midpoints, ``vehicles (V, 2)`` the vehicles' centres and ``objects (M, 2)`` the
+    corners of every object's footprint, placed on it."""
 
     classes: np.ndarray
     origin: np.ndarray
@@ -230,12 +230,15 @@ def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely
 
 
 def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
-    """The walk's axis; for a still camera, a line through it along the road seen (else the ground)."""
+    """The walk's axis (:func:`axis_of_path`); for a still camera, or a walk that crosses the street or
+    turns a corner, a straight line through the first camera position along the road seen (else the
+    walk's, else the ground's principal direction)."""
     axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
     if axis is not None:
         return axis
-    road = xy[(classes == 1) | (classes == 3)]
-    spread = road if len(road) >= 50 else xy
+    road = xy[classes == 1]
+    walked = np.linalg.norm(np.diff(evidence.path, axis=0), axis=1).sum() if len(evidence.path) > 1 else 0.0
+    spread = road if len(road) >= 50 else evidence.path if walked >= 2.0 else xy
     direction = principal_direction(spread) if len(spread) >= 2 else np.array([1.0, 0.0])
     return axis_through(evidence.path[0], direction)
 
@@ -439,7 +442,7 @@ _GRID_M = 1e-3
 def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
     """Regions of ``pieces`` ``(id, type, polygon, elevation, vertex heights)`` inside ``extent``, clipped
     in :data:`_PRIORITY` order so none overlaps; what they leave of the extent is terrain."""
-    extent = shapely.set_precision(extent, _GRID_M)
+    extent = _areal(shapely.set_precision(extent, _GRID_M))
     taken = shapely.Polygon()
     out: list[ModelRegion] = []
     ordered = sorted(pieces, key=lambda p: _PRIORITY.index(p[1]))
@@ -455,15 +458,22 @@ def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelR
                 out.append(_region(name, kind, snapped, elevation, heights, evidence))
                 taken = taken.union(snapped, grid_size=_GRID_M)
             continue
-        part = shapely.make_valid(poly).intersection(extent, grid_size=_GRID_M)
-        part = part.difference(taken, grid_size=_GRID_M)
+        part = _areal(_areal(shapely.make_valid(poly)).intersection(extent, grid_size=_GRID_M))
+        part = _areal(part.difference(taken, grid_size=_GRID_M))
         for k, simple in enumerate(_simple_parts(part)):
             out.append(_region(name if k == 0 else f"{name}_{k}", kind, simple, elevation, None, evidence))
-        taken = taken.union(part, grid_size=_GRID_M)
-    rest = extent.difference(taken, grid_size=_GRID_M)
+        taken = _areal(taken.union(part, grid_size=_GRID_M))
+    rest = _areal(extent.difference(taken, grid_size=_GRID_M))
     for k, simple in enumerate(_simple_parts(rest)):
         out.append(_region(f"terrain_fill_{k}", "terrain", simple, 0.0, None, evidence))
     return out
+
+
+def _areal(geometry) -> shapely.Geometry:
+    """The polygons of ``geometry`` alone (a repaired self-crossing outline, an overlay, may also hold
+    lines and points, which GEOS cannot overlay with areas)."""
+    parts = [g for g in shapely.get_parts(geometry) if isinstance(g, shapely.Polygon | shapely.MultiPolygon)]
+    return shapely.union_all(parts) if parts else shapely.Polygon()
 
 
 def _simple_parts(geometry) -> list[shapely.Polygon]:

@@ -34,8 +34,14 @@ from typing import Literal
 
 import cv2
 import numpy as np
-from scenedetect.common import FrameTimecode
-from scenedetect.detectors import AdaptiveDetector
+
+from urbanverse.errors import MissingDependencyError
+
+try:
+    from scenedetect.common import FrameTimecode
+    from scenedetect.detectors import AdaptiveDetector
+except ImportError:  # installed beside the package (see the README), so it can be missing
+    AdaptiveDetector = FrameTimecode = None
 
 Kind = Literal["cut", "fade", "dissolve", "title"]
 
@@ -82,6 +88,11 @@ class TransitionDetector:
         margin_s: float,
         min_cut_gap_s: float,
     ) -> None:
+        if AdaptiveDetector is None:
+            raise MissingDependencyError(
+                "shot detection needs PySceneDetect: pip install --no-deps scenedetect==0.7.2 "
+                "(its wheels declare opencv-python, which must not sit beside opencv-python-headless)"
+            )
         self.dark_level, self.flat_fraction, self.margin_s = dark_level, flat_fraction, margin_s
         rate = Fraction(fps / step).limit_denominator(1000)
         self._rate = rate

@@ -141,3 +141,39 @@ def test_gen_falls_back_to_the_next_shot_and_reports_why(two_shots, tmp_path):
     table = replace_stage(STAGES, dataclasses.replace(detect, run=fails_always))
     with pytest.raises(InputError, match=r"no shot gave a scene \(shot 0 .*; shot 1 "):
         run_gen(two_shots, tmp_path / "none", GenCfg(), stages=table)
+
+
+def test_max_walk_m_cuts_the_walk_where_the_camera_passes_each_multiple(walk_video, tmp_path):
+    """``--max-walk-m``: the camera stage measures the whole shot's walk, then each segment of at most
+    that many metres becomes a scene of its own (``shot_<nn>_walk_<kk>``), and the segments together
+    hold every keyframe once."""
+    from types import SimpleNamespace
+
+    from urbanverse.video.record import load_keyframes
+
+    out = tmp_path / "walks"
+    result = runner.invoke(app, ["gen", str(walk_video), "-o", str(out), "--max-walk-m", "5"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    walks = [s for s in report["shots"] if s["status"] == "ok"]
+    assert walks and [s["walk"] for s in report["shots"]] == list(range(len(report["shots"])))
+    for shot in walks:
+        assert shot["folder"] == f"shot_00_walk_{shot['walk']:02d}"
+        assert load_scene(out / shot["folder"]).objects is not None
+    assert (out / "work" / "shot_00_walk" / "05_camera").is_dir()  # the survey of the whole shot
+    # The cut itself, on 28 keyframes (the shot's, four times over) of a camera walking 1 m between them:
+    kfs = load_keyframes(out / "work" / "01_video")
+    many = [dataclasses.replace(k, index=i) for i, k in enumerate(kfs.keyframes * 4)]
+    kfs = dataclasses.replace(kfs, keyframes=tuple(many))
+    recon = SimpleNamespace(
+        registered=[SimpleNamespace(index=i, position=(float(i), 0.0, 0.0)) for i in range(28)]
+    )
+    parts = shots.walk_segments(kfs, recon, max_walk_m=5.0)
+    assert [len(p.keyframes) for p, _ in parts] == [5, 5, 5, 5, 8]  # the last 3 join the one before
+    assert [metres for _, metres in parts] == [4.0, 4.0, 4.0, 4.0, 7.0]
+    assert all(p.keyframes[0].index == 0 for p, _ in parts)
+
+
+def test_max_walk_m_refuses_a_length_outside_its_range(walk_video, tmp_path):
+    result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "w"), "--max-walk-m", "1"])
+    assert result.exit_code == 2 and "--max-walk-m: expected 5..10000 m, got 1" in result.output

@@ -50,6 +50,15 @@ def gen_command(
             help="One scene per shot of an edited video, in OUT/shot_<nn>/ (default: the longest shot).",
         ),
     ] = False,
+    max_walk_m: Annotated[
+        float | None,
+        typer.Option(
+            "--max-walk-m",
+            help="Cut a long walk into segments of at most this many metres of camera path, one scene "
+            "each, in OUT/shot_<nn>_walk_<kk>/ (per shot, as --per-shot; the camera stage runs over the "
+            "whole shot first to measure the walk).",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
     overrides: Annotated[
         list[str] | None,
@@ -59,7 +68,8 @@ def gen_command(
     """Turn a city-walk video into a physics-ready scene: scene.json, scene.usda (Isaac Sim), previews
     (preview.png: top-down map with the camera path; compare_*.png: video frame beside a render of the
     scene from the same camera) and report.json (seconds per stage, counts, warnings). A video with
-    cuts gives the scene of its longest shot, or with --per-shot one scene per shot."""
+    cuts gives the scene of its longest shot, or with --per-shot one scene per shot; --max-walk-m cuts
+    long walks into segments, one scene each."""
     from rich.console import Console
 
     from urbanverse.config import apply_overrides
@@ -93,12 +103,15 @@ def gen_command(
 
     # One gen per folder: a second one is refused here (exit 2, naming the first) before it touches
     # anything; the clean-up of a bad input happens under the same lock.
+    per_shot = per_shot or max_walk_m is not None  # segments are scenes of their own, as shots are
     with folder_lock(out, "gen"):
         _check_not_the_other_kind(out, per_shot)  # before the clean-up below, which would remove it
         try:
             with status:
                 if per_shot:
-                    report = run_gen_per_shot(source, out, cfg, resume=resume, progress=progress)
+                    report = run_gen_per_shot(
+                        source, out, cfg, resume=resume, progress=progress, max_walk_m=max_walk_m
+                    )
                 else:
                     report = run_gen(source, out, cfg, resume=resume, progress=progress)
         except InputError as exc:
@@ -123,7 +136,8 @@ def gen_command(
 def _print_shots(out: Path, report) -> None:
     """One line per shot of a ``ShotsReport``: its scene, or (on stderr) why it has none."""
     for shot in report.shots:
-        span = f"shot {shot.shot} ({shot.start_s:.1f}-{shot.end_s:.1f} s)"
+        walk = "" if shot.walk is None else f" walk {shot.walk} ({shot.walk_m:.0f} m)"
+        span = f"shot {shot.shot}{walk} ({shot.start_s:.1f}-{shot.end_s:.1f} s)"
         if shot.status == "ok":
             typer.echo(f"wrote {out / shot.folder}: {span}, {shot.objects} objects in {shot.seconds:.1f} s")
         else:

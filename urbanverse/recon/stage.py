@@ -352,6 +352,9 @@ def _from_raw(
     if kfs.mode == "video":
         wanted = video_frames_wanted(recon, kfs.fps, cfg.extend)
         video = read_gray_frames(Path(kfs.source), wanted, tuple(kfs.working_size)) if wanted else None
+        top, bottom = kfs.crop_rows
+        if video and (top or bottom):  # the rows the keyframe images hold
+            video = {i: frame[top : frame.shape[0] - bottom] for i, frame in video.items()}
     recon, chained = extend_by_ground(recon, image_dir, cfg.extend, video)
     if chained:
         warnings.append(f"keyframes {chained} registered by chaining along the ground plane")

@@ -295,7 +295,7 @@ def migrate_scene_json(text: bytes | str) -> bytes | str:
     """
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, a 5000-digit number, nested too deep
         return text  # the parser's own error names it
     if not isinstance(data, dict) or data.get("schema_version") != 1:
         return text

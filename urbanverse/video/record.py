@@ -70,6 +70,9 @@ class Shot:
     end_frame: int
     start_s: float
     end_s: float
+    crop_rows: tuple[int, int] = (0, 0)
+    """Rows (top, bottom; working-size pixels) cut off the shot's keyframes: a band that stays still
+    while the rest of the picture moves (a burnt-in caption, a letterbox bar)."""
 
     @property
     def duration_s(self) -> float:
@@ -139,6 +142,9 @@ class KeyframeSet:
     transitions: tuple[TransitionSpan, ...] = ()
     warnings: tuple[str, ...] = ()
     timings_s: dict[str, float] = dataclasses.field(default_factory=dict)
+    crop_rows: tuple[int, int] = (0, 0)
+    """For one shot (:func:`split_shots`): its ``Shot.crop_rows``; the keyframe images are the rows
+    between them of the ``working_size`` frames, and ``intrinsics`` describe those images."""
 
 
 def save_keyframes(kfs: KeyframeSet, work_dir: Path) -> Path:
@@ -156,8 +162,16 @@ def load_keyframes(work_dir: Path) -> KeyframeSet:
 def split_shots(kfs: KeyframeSet) -> list[KeyframeSet]:
     """One ``KeyframeSet`` per selected shot (keyframes re-indexed from 0), for per-shot reconstruction."""
     out = []
+    shots = {s.index: s for s in kfs.shots}
     for shot in kfs.selected_shots:
         kept = [k for k in kfs.keyframes if k.shot == shot]
         kept = [dataclasses.replace(k, index=i) for i, k in enumerate(kept)]
-        out.append(dataclasses.replace(kfs, selected_shots=(shot,), keyframes=tuple(kept)))
+        top, bottom = shots[shot].crop_rows if shot in shots else (0, 0)
+        intr = kfs.intrinsics
+        intr = dataclasses.replace(intr, height=intr.height - top - bottom, cy=intr.cy - top)
+        out.append(
+            dataclasses.replace(
+                kfs, selected_shots=(shot,), keyframes=tuple(kept), intrinsics=intr, crop_rows=(top, bottom)
+            )
+        )
     return out

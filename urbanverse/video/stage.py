@@ -103,6 +103,14 @@ class VideoCfg:
     jpeg_quality: int = 95
     """JPEG quality (1-100) of stored keyframes; high, so compression artefacts stay below what
     feature matching and detection notice."""
+    static_band_ratio: float = 0.15
+    """A row whose mean change from frame to frame (grey levels) is under this share of the median
+    row's belongs to a still band; such rows running in from the top or bottom edge, 3-35 % of the
+    height, are cut off the shot's keyframes (a burnt-in caption, a letterbox bar: points on them do not
+    move with the street). 0 turns it off."""
+    static_band_min_change: float = 1.5
+    """Below this median change per row (grey levels per analysed frame) the camera is still and no
+    band is cut (everything is still)."""
     blank_max_std: float = 3.0
     """A frame whose grey levels (0-255, at ``analysis_width``) spread less than this standard
     deviation is blank (a flat colour: a fade to black, a covered lens); a shot of blank frames only
@@ -178,10 +186,38 @@ class _Writer:
         if (bgr.shape[1], bgr.shape[0]) != self.size:
             bgr = cv2.resize(bgr, self.size, interpolation=cv2.INTER_AREA)
         name = f"kf_s{shot:02d}_f{frame_idx:06d}.{self.cfg.image_format}"
+        self._save(name, bgr)
+        return name
+
+    def crop(self, name: str, top: int, bottom: int) -> None:
+        """Cut ``top`` and ``bottom`` rows off the stored keyframe ``name``."""
+        bgr = cv2.imread(str(self.work_dir / name), cv2.IMREAD_COLOR)
+        self._save(name, bgr[top : bgr.shape[0] - bottom])
+
+    def _save(self, name: str, bgr: np.ndarray) -> None:
         params = [cv2.IMWRITE_JPEG_QUALITY, self.cfg.jpeg_quality] if self.cfg.image_format == "jpg" else []
         if not cv2.imwrite(str(self.work_dir / name), bgr, params):
             raise OSError(f"could not write keyframe {self.work_dir / name}")
-        return name
+
+
+def static_bands(changes: np.ndarray, cfg: VideoCfg) -> tuple[int, int]:
+    """Rows ``(top, bottom)`` of a still band at each edge, from ``changes (F, H)``: each analysed frame's
+    mean absolute change per row from the frame before (grey levels); ``(0, 0)`` when the camera is
+    still or no band qualifies (:attr:`VideoCfg.static_band_ratio`)."""
+    if cfg.static_band_ratio <= 0 or len(changes) < 3:
+        return 0, 0
+    per_row = changes.mean(axis=0)
+    moving = float(np.median(per_row))
+    if moving < cfg.static_band_min_change:
+        return 0, 0
+    still = per_row < cfg.static_band_ratio * moving
+    rows = len(per_row)
+
+    def run(flags: np.ndarray) -> int:
+        n = int(np.argmin(flags)) if not flags.all() else len(flags)
+        return n if 0.03 * rows <= n <= 0.35 * rows else 0
+
+    return run(still), run(still[::-1])
 
 
 def _thin(kfs: list[Keyframe], n_max: int) -> list[Keyframe]:
@@ -321,6 +357,32 @@ def _sort_into_shots(
     return shots, per_shot
 
 
+def _crop_still_bands(
+    shots: tuple[Shot, ...],
+    selected: list[int],
+    per_shot: list[list[Keyframe]],
+    row_changes: list[tuple[int, np.ndarray]],
+    writer: _Writer,
+    rows_to_work: float,
+    cfg: VideoCfg,
+) -> tuple[Shot, ...]:
+    """``shots`` with each selected shot's still bands (:func:`static_bands`, from the per-row changes of
+    its frames after its first) cut off its keyframe images and recorded as its ``crop_rows``
+    (working-size rows, 2 more than the band for the resampling's blur)."""
+    out = list(shots)
+    for k in selected:
+        shot = shots[k]
+        inside = [c for (i, c) in row_changes if shot.start_frame < i < shot.end_frame]
+        top, bottom = static_bands(np.array(inside, np.float32).reshape(len(inside), -1), cfg)
+        if not (top or bottom):
+            continue
+        crop = tuple(int(np.ceil(n * rows_to_work)) + 2 if n else 0 for n in (top, bottom))
+        for kf in per_shot[k]:
+            writer.crop(kf.image, *crop)
+        out[k] = dataclasses.replace(shot, crop_rows=crop)
+    return tuple(out)
+
+
 def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     t0 = time.perf_counter()
     cap, info, first = open_video(path)
@@ -362,6 +424,8 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
     recent: deque = deque(maxlen=TransitionDetector.LAG + 2)  # (frame, bgr, t, grey, sharpness)
     prev: tuple[int, np.ndarray, float, float, float] | None = None  # frame, bgr, t, motion, sharpness
     last_index = 0
+    row_changes: list[tuple[int, np.ndarray]] = []  # (frame, mean |change| per analysis row), for still bands
+    last_gray: np.ndarray | None = None
 
     def add(frame_idx: int, bgr: np.ndarray, t: float, motion: float, sharp: float, reason: str) -> None:
         name = writer.write(0, frame_idx, bgr)
@@ -396,7 +460,12 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
             gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
             boundary, usable = detector.update(i, small, gray)
             if not usable:  # dark or flat: a transition frame, never a keyframe
+                last_gray = None
                 continue
+            if last_gray is not None:
+                change = np.abs(gray.astype(np.int16) - last_gray).mean(axis=1).astype(np.float32)
+                row_changes.append((i, change))
+            last_gray = gray.astype(np.int16)
             recent.append((i, frame, t, gray, sharpness(gray)))
             if prev is None or boundary is not None:
                 # A new shot from frame ``boundary`` on: its keyframes so far go, its frames are replayed.
@@ -462,6 +531,7 @@ def _run_video_file(path: Path, work_dir: Path, cfg: VideoCfg) -> KeyframeSet:
         usable = [longest]
     selected = sorted(usable)  # gen tries them longest first, or makes one scene of each (--per-shot)
 
+    shots = _crop_still_bands(shots, selected, per_shot, row_changes, writer, work[1] / ah, cfg)
     keyframes: list[Keyframe] = []
     for k in range(len(shots)):
         if k in selected:

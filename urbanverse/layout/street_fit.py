@@ -264,6 +264,27 @@ def _outer_edge(score: np.ndarray) -> int:
     return k + 1 if sums[k] > 0 else 0
 
 
+@dataclasses.dataclass(frozen=True)
+class _Across:
+    """The cross-street profile: seen area (m2) per evidence class in bins ``edges`` of the offset ``s``
+    from the axis, the camera at offset ``s0``, the road to its left (``side`` +1) or right (-1); ``u``
+    (per bin centre) counts metres from the camera towards the road."""
+
+    edges: np.ndarray
+    profile: dict[int, np.ndarray]
+    s0: float
+    side: float
+
+    @property
+    def u(self) -> np.ndarray:
+        centres = (self.edges[:-1] + self.edges[1:]) / 2
+        return self.side * (centres - self.s0)
+
+    def towards_road(self, xy: np.ndarray, axis: StreetAxis) -> np.ndarray:
+        """Metres from the camera towards the road, across the street, of points ``xy (N, 2)``."""
+        return self.side * (axis.to_street(xy)[:, 1] - self.s0) if len(xy) else np.zeros(0)
+
+
 def _fit_street(
     evidence: Evidence,
     axis: StreetAxis,
@@ -280,50 +301,26 @@ def _fit_street(
     edges = np.arange(-reach, reach + 1) * bin_m
     profile = {c: np.histogram(ts[classes == c, 1], edges)[0] * cell_area for c in EVIDENCE_CLASSES}
     road = profile[1] + profile[3]
-    other = profile[2] + profile[4]
-    i, j, _ = _max_run(road - other)
+    i, j, _ = _max_run(road - profile[2] - profile[4])
     if road[i:j].sum() < cfg.min_road_m2 or j - i < 2:
         return None
     a, b = edges[i], edges[j]
-    side = 1.0 if abs(a - s0) <= abs(b - s0) else -1.0  # +1: the road lies to the camera's left
-    u = side * (edges[:-1] + bin_m / 2 - s0)  # bin centres, metres from the camera towards the road
-    near, far = (a - s0, b - s0) if side > 0 else (s0 - b, s0 - a)
-    beyond = (u > far) & (u <= far + 2.0)
-    far_seen = bool((profile[2] + profile[4])[beyond].sum() > 0.5)
+    across = _Across(edges, profile, s0, 1.0 if abs(a - s0) <= abs(b - s0) else -1.0)
+    near, far = sorted((across.side * (a - s0), across.side * (b - s0)))
+    u = across.u
+    far_seen = bool((profile[2] + profile[4])[(u > far) & (u <= far + 2.0)].sum() > 0.5)
     measured = far - near
     width = measured if far_seen else max(measured, cfg.unseen_road_width_m)
-    v = side * (axis.to_street(evidence.vehicles)[:, 1] - s0) if len(evidence.vehicles) else np.zeros(0)
+    v = across.towards_road(evidence.vehicles, axis)
     cars = (
         bool(((v >= near) & (v <= near + 3.5)).any()),
         bool(((v >= near + width - 3.5) & (v <= near + width)).any()),
     )
     lanes, parking = _snap_road(width, cars)
     road_width = lanes * LANE_WIDTH + PARKING_WIDTH * sum(parking)
-    fronts = side * (axis.to_street(evidence.fronts)[:, 1] - s0) if len(evidence.fronts) else np.zeros(0)
-    # Each side's profile from its curb outwards: paving pays, terrain and road cost.
-    paving = profile[2] + 0.5 * profile[3] - profile[4] - profile[1]
-    order_near = np.argsort(-u)
-    near_bins = order_near[u[order_near] < near]
-    far_bins = np.argsort(u)
-    far_bins = far_bins[u[far_bins] > near + road_width]
-    widths, sources = [], []
-    for bins, curb_u, direction in ((near_bins, near, -1.0), (far_bins, near + road_width, 1.0)):
-        edge = _outer_edge(paving[bins])
-        seen_width = edge * bin_m
-        # Where the paving seen runs on to the end of what was seen, its frontage was not seen.
-        past = bins[edge : edge + int(round(1.0 / bin_m))]
-        frontage_seen = edge > 0 and (profile[1] + profile[4])[past].sum() > 0.2
-        facade = direction * (fronts - curb_u)
-        facade = facade[(facade >= cfg.min_sidewalk_m) & (facade <= cfg.max_sidewalk_m + 12.0)]
-        if len(facade):
-            widths.append(float(np.median(facade)))
-            sources.append("facades")
-        elif frontage_seen:
-            widths.append(seen_width)
-            sources.append("paving")
-        else:
-            widths.append(max(seen_width, cfg.sidewalk_m))
-            sources.append("default")
+    widths, sources = _frontages(
+        across, near, near + road_width, across.towards_road(evidence.fronts, axis), cfg
+    )
     if axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m) is not None:
         widths[0] = max(widths[0], near + 1.0)  # a walking camera walks on its sidewalk
     # Paving deeper than a sidewalk is a plaza behind one (on one side: the deeper).
@@ -336,15 +333,11 @@ def _fit_street(
         else float(np.clip(widths[k], cfg.min_sidewalk_m, cfg.max_sidewalk_m))
         for k in (0, 1)
     ]
-    # The model's frame: +y (north) is the plaza's side, else the far side.
-    north_is_near = plaza_side == 0
-    half_near = lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parking[0] else 0.0)
-    centre_u = near + half_near
-    flip = -1.0 if north_is_near else 1.0  # u = centre_u + flip * y
     t = axis.to_street(np.asarray(extent.exterior.coords))[:, 0]
-    band = (side, s0, near, near + road_width)
+    band = (across.side, s0, near, near + road_width)
     crossings = _crossings(ts, classes, band, (t.min() + 5, t.max() - 5), cell_area, cfg.min_crossing_m2)
-    order = (0, 1) if north_is_near else (1, 0)  # (north, south) in the model's terms
+    # The model's frame: +y (north) is the plaza's side, else the far side.
+    order = (0, 1) if plaza_side == 0 else (1, 0)  # (north, south) as (near, far) indices
     model = StreetModel(
         start=float(t.min() - 2.0),
         end=float(t.max() + 2.0),
@@ -356,19 +349,13 @@ def _fit_street(
         plaza_depth=plaza_depth,
         lot_depth=1000.0,  # the lots reach past the extent, which clips them
     )
+    centre_u = near + lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parking[0] else 0.0)
+    flip = -1.0 if plaza_side == 0 else 1.0  # u = centre_u + flip * y
 
     def to_world(pts: np.ndarray) -> np.ndarray:
-        s = s0 + side * (centre_u + flip * pts[:, 1])
+        s = s0 + across.side * (centre_u + flip * pts[:, 1])
         return axis.to_world(np.column_stack([pts[:, 0], s]))
 
-    pieces = []
-    for region in street_layout(model).regions:
-        poly = shapely.Polygon(region.polygon)
-        if region.vertex_elevation is None:
-            poly = shapely.segmentize(poly, 1.0)  # densified, so that a curved axis bends it
-        world, heights = _polygon(to_world(np.asarray(poly.exterior.coords)[:-1]), region.vertex_elevation)
-        pieces.append((region.id, region.kind, world, region.elevation, heights))
-    regions = _clipped(pieces, extent, evidence)
     parameters = StreetParameters(
         lanes=lanes,
         parking=parking,
@@ -382,7 +369,55 @@ def _fit_street(
         curb_m=DEFAULT_CURB_HEIGHT,
         crossings_m=crossings,
     )
-    return regions, parameters
+    return _clipped(_bent(model, to_world), extent, evidence), parameters
+
+
+def _frontages(
+    across: _Across, near_curb: float, far_curb: float, fronts: np.ndarray, cfg: StreetFitCfg
+) -> tuple[list[float], list[str]]:
+    """Each side's distance (m) from its curb (``near_curb``, ``far_curb``: metres from the camera
+    towards the road) to its frontage, and what set it: the building ``fronts`` seen (metres towards
+    the road), where the paving seen ends (paving pays, terrain and road cost, from the curb outwards),
+    else (frontage unseen) ``cfg.sidewalk_m`` at least."""
+    profile, u, bin_m = across.profile, across.u, cfg.profile_bin_m
+    paving = profile[2] + 0.5 * profile[3] - profile[4] - profile[1]
+    near_bins = np.argsort(-u)
+    far_bins = np.argsort(u)
+    widths, sources = [], []
+    for bins, curb, direction in (
+        (near_bins[u[near_bins] < near_curb], near_curb, -1.0),
+        (far_bins[u[far_bins] > far_curb], far_curb, 1.0),
+    ):
+        edge = _outer_edge(paving[bins])
+        # Where the paving seen runs on to the end of what was seen, its frontage was not seen.
+        past = bins[edge : edge + int(round(1.0 / bin_m))]
+        frontage_seen = edge > 0 and (profile[1] + profile[4])[past].sum() > 0.2
+        facade = direction * (fronts - curb)
+        facade = facade[(facade >= cfg.min_sidewalk_m) & (facade <= cfg.max_sidewalk_m + 12.0)]
+        if len(facade):
+            widths.append(float(np.median(facade)))
+            sources.append("facades")
+        elif frontage_seen:
+            widths.append(edge * bin_m)
+            sources.append("paving")
+        else:
+            widths.append(max(edge * bin_m, cfg.sidewalk_m))
+            sources.append("default")
+    return widths, sources
+
+
+def _bent(model: StreetModel, to_world) -> list[tuple]:
+    """The regions of ``model`` as ``(id, type, world polygon, elevation, vertex heights)``, mapped by
+    ``to_world`` (street frame ``(N, 2)`` -> world ``(N, 2)``); edges densified to 1 m so that a curved
+    axis bends them (ramps keep their four corners, whose heights they carry)."""
+    pieces = []
+    for region in street_layout(model).regions:
+        poly = shapely.Polygon(region.polygon)
+        if region.vertex_elevation is None:
+            poly = shapely.segmentize(poly, 1.0)
+        world, heights = _polygon(to_world(np.asarray(poly.exterior.coords)[:-1]), region.vertex_elevation)
+        pieces.append((region.id, region.kind, world, region.elevation, heights))
+    return pieces
 
 
 def _snap_road(width: float, cars: tuple[bool, bool]) -> tuple[int, tuple[bool, bool]]:

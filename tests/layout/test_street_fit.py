@@ -84,12 +84,16 @@ def test_a_curved_walk_bends_the_street_and_keeps_it_one_piece():
     gx, gy = np.meshgrid(origin[0] + (np.arange(450) + 0.5) * CELL, origin[1] + (np.arange(400) + 0.5) * CELL)
     ts = axis.to_street(np.column_stack([gx.ravel(), gy.ravel()]))
     s = ts[:, 1].reshape(gx.shape)
+    t = ts[:, 0].reshape(gx.shape)
     classes = np.where((s < -2.0) & (s > -12.0), 1, 2).astype(np.uint8)
+    classes[(s < -2.0) & (s > -12.0) & (t > 28.0) & (t < 32.0)] = 3  # a crossing 30 m along the walk
     classes[np.abs(s) > 14.0] = 0
     evidence = Evidence(classes, origin, CELL, path, np.zeros((0, 2)), np.zeros((0, 2)), np.zeros((0, 2)))
     fit = fit_ground(evidence, StreetFitCfg())
     assert fit.kind == "street"
     assert fit.street.measured_road_width_m == pytest.approx(10.0, abs=0.6)
+    assert fit.street.crossings_m == pytest.approx((30.0,), abs=1.0)
+    assert sum(r.type == "ramp" for r in fit.regions) == 2  # bent with the street, so in one piece with it
     _assert_whole(fit.regions, shapely.LineString(path).buffer(20.0))
 
 

@@ -4,9 +4,10 @@ Vehicles stand on the road (their whole width on it); buildings, facades and sma
 the frontage, on the lots (their front face on them); everything else on walked paving or terrain
 (sidewalk, plaza, terrain), never on the road, a crosswalk or a curb ramp. A plaza has no road and no
 lots: there, everything stands on the plaza. An object farther than ``max_move_m`` from where its
-class may stand is dropped, with a warning. An object on low ground (a vehicle on the road, a
-building on its lot) whose footprint reaches over ground of another type (a raised sidewalk, into
-which it would sink) is then pushed clear of it, 10 cm at a time, by at most ``max_move_m``.
+class may stand is dropped, with a warning. An object whose footprint reaches over ground higher
+than the ground under its base (a car at the curb, a bench on a lot beside the raised sidewalk: it
+would stand in the curb) is then pushed clear of it, 10 cm at a time, by at most ``max_move_m`` and
+without leaving the ground it may stand on.
 """
 
 from __future__ import annotations
@@ -83,22 +84,36 @@ def settle_objects(
         x, y, z = obj.position
         dx, dy = target - anchor
         kept.append(dataclasses.replace(obj, position=(float(x + dx), float(y + dy), z)))
-    others = {
-        kind: shapely.union_all([z for t, z in zones.items() if t != kind]) for kind in ("road", "terrain")
-    }
+    steps = _Steps(regions)
     return LiftedObjects(
-        objects=tuple(_clear(o, zones, others, max_move_m) for o in kept), dropped=dropped
+        objects=tuple(_clear(o, zones, steps, max_move_m) for o in kept), dropped=dropped
     ), warnings
 
 
-def _clear(obj: LiftedObject, zones: dict, others: dict, max_move_m: float) -> LiftedObject:
-    """``obj`` pushed off the other ground types its footprint reaches over, when it stands on road or
-    lots alone (module docstring)."""
-    types = allowed_types(obj.category, set(zones))
-    if len(types) != 1 or types[0] not in others:
-        return obj
-    blocked, own = others[types[0]], zones[types[0]]
+class _Steps:
+    """The regions' tops (m; a ramp by its highest corner), to find the ground higher than a point's."""
+
+    def __init__(self, regions: tuple[ModelRegion, ...]) -> None:
+        self.polygons = [shapely.Polygon(r.polygon) for r in regions]
+        self.tops = np.array(
+            [max(r.vertex_elevation) if r.vertex_elevation else r.elevation for r in regions]
+        )
+
+    def higher_than_at(self, xy: np.ndarray) -> shapely.Geometry:
+        """The ground more than 1 cm higher than the top under ``xy (2,)``."""
+        point = shapely.Point(xy)
+        under = [top for poly, top in zip(self.polygons, self.tops, strict=True) if poly.covers(point)]
+        base = max(under, default=0.0)
+        return shapely.union_all(
+            [p for p, top in zip(self.polygons, self.tops, strict=True) if top > base + 0.01]
+        )
+
+
+def _clear(obj: LiftedObject, zones: dict, steps: _Steps, max_move_m: float) -> LiftedObject:
+    """``obj`` pushed off the higher ground its footprint reaches over (module docstring)."""
+    own = shapely.union_all([zones[t] for t in allowed_types(obj.category, set(zones)) if t in zones])
     position = np.asarray(obj.position[:2], float)
+    blocked = steps.higher_than_at(_anchor(obj))
     for _ in range(int(max_move_m / 0.1)):
         overlap = footprint(position, obj.yaw, obj.size, margin=0.05).intersection(blocked)
         if overlap.area < 1e-4:

@@ -408,14 +408,19 @@ def _frontages(
 
 def _bent(model: StreetModel, to_world) -> list[tuple]:
     """The regions of ``model`` as ``(id, type, world polygon, elevation, vertex heights)``, mapped by
-    ``to_world`` (street frame ``(N, 2)`` -> world ``(N, 2)``); edges densified to 1 m so that a curved
-    axis bends them (ramps keep their four corners, whose heights they carry)."""
+    ``to_world`` (street frame ``(N, 2)`` -> world ``(N, 2)``), edges densified to 1 m so that a curved
+    axis bends them; a curb ramp's added vertices take the height of the plane through its corners."""
     pieces = []
     for region in street_layout(model).regions:
-        poly = shapely.Polygon(region.polygon)
-        if region.vertex_elevation is None:
-            poly = shapely.segmentize(poly, 1.0)
-        world, heights = _polygon(to_world(np.asarray(poly.exterior.coords)[:-1]), region.vertex_elevation)
+        corners = np.asarray(region.polygon)
+        dense = np.asarray(shapely.segmentize(shapely.Polygon(corners), 1.0).exterior.coords)[:-1]
+        heights = None
+        if region.vertex_elevation is not None:
+            plane = np.linalg.lstsq(
+                np.column_stack([np.ones(len(corners)), corners]), region.vertex_elevation, rcond=None
+            )[0]
+            heights = tuple(float(h) for h in np.column_stack([np.ones(len(dense)), dense]) @ plane)
+        world, heights = _polygon(to_world(dense), heights)
         pieces.append((region.id, region.kind, world, region.elevation, heights))
     return pieces
 
@@ -512,13 +517,13 @@ def _areal(geometry) -> shapely.Geometry:
 
 
 def _simple_parts(geometry) -> list[shapely.Polygon]:
-    """The polygons of ``geometry`` (area > 0.01 m2), each without holes: a polygon with a hole is cut
+    """The polygons of ``geometry`` (area over 1 cm2), each without holes: a polygon with a hole is cut
     in two by a line across the hole's centre."""
     out = []
     todo = [g for g in getattr(geometry, "geoms", [geometry]) if isinstance(g, shapely.Polygon)]
     while todo:
         poly = todo.pop()
-        if poly.area <= 0.01:
+        if poly.area <= 1e-4:
             continue
         if not poly.interiors:
             out.append(shapely.Polygon(poly.exterior))

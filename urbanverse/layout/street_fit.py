@@ -6,7 +6,8 @@ that evidence has holes wherever nothing was seen. Here the parameters of the st
 model, not the evidence, becomes the scene's ground: one connected piece over the walk plus a margin.
 
 - **Axis:** the camera path (straight when it stays within ``straight_tolerance_m`` of a line, else the
-  path smoothed); a still camera's axis runs along the road it sees, through the camera.
+  path smoothed) where it runs along the road seen; otherwise (a walk across the street or over a
+  plaza beside it, a still camera) a straight line along the road seen, through the camera.
 - **Cross-section:** the seen cells' offsets across the axis make a profile per class. The road is the
   band that holds most road and least other ground (a maximum-sum run of the profile), snapped to
   ``LANE_WIDTH`` lanes and ``PARKING_WIDTH`` parking lanes (parking where cars were placed along the
@@ -53,6 +54,9 @@ class StreetFitCfg:
     """A walk that stays within this of its principal line gets a straight axis."""
     smooth_m: float = 6.0
     """Gaussian sigma (m of path) that smooths a curved walk into the street's axis."""
+    road_walk_angle_deg: float = 20.0
+    """A walk whose principal direction is more than this off the road's seen takes the road's as the
+    street's axis (it crosses the street, or wanders beside it)."""
     profile_bin_m: float = 0.25
     """Bin width of the cross-street profiles of the seen classes."""
     min_road_m2: float = 8.0
@@ -230,17 +234,35 @@ def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely
 
 
 def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
-    """The walk's axis (:func:`axis_of_path`); for a still camera, or a walk that crosses the street or
-    turns a corner, a straight line through the first camera position along the road seen (else the
-    walk's, else the ground's principal direction)."""
+    """The street's axis. The walk's (:func:`axis_of_path`) where it runs along the road seen (within
+    ``cfg.road_walk_angle_deg`` of the road's principal direction, or where little road was seen);
+    otherwise (a walk that crosses the street, turns a corner or wanders over a plaza beside it, or a
+    still camera) a straight line through the first camera position along the road seen, else along
+    the walk's, else the ground's principal direction."""
+    road = xy[classes == 1]
+    road_direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
     axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
+    if axis is not None and road_direction is not None:
+        walk_direction = principal_direction(evidence.path)
+        if abs(walk_direction @ road_direction) < np.cos(np.radians(cfg.road_walk_angle_deg)):
+            axis = None  # the walk does not follow the road: the road sets the axis
     if axis is not None:
         return axis
-    road = xy[classes == 1]
+    if road_direction is not None:
+        return axis_through(evidence.path[0], road_direction)
     walked = np.linalg.norm(np.diff(evidence.path, axis=0), axis=1).sum() if len(evidence.path) > 1 else 0.0
-    spread = road if len(road) >= 50 else evidence.path if walked >= 2.0 else xy
+    spread = evidence.path if walked >= 2.0 else xy
     direction = principal_direction(spread) if len(spread) >= 2 else np.array([1.0, 0.0])
     return axis_through(evidence.path[0], direction)
+
+
+def _elongated_direction(xy: np.ndarray, min_ratio: float = 2.0) -> np.ndarray | None:
+    """The principal direction ``(2,)`` of points ``xy (N, 2)`` when they spread along it at least
+    ``min_ratio`` times as far as across it (a stretch of road), else None."""
+    if len(xy) < 3:
+        return None
+    _, spread, vt = np.linalg.svd(xy - xy.mean(axis=0), full_matrices=False)
+    return vt[0] if spread[0] >= min_ratio * max(spread[1], 1e-9) else None
 
 
 def _max_run(score: np.ndarray) -> tuple[int, int, float]:

@@ -441,7 +441,9 @@ def _bent(model: StreetModel, to_world) -> list[tuple]:
             plane = np.linalg.lstsq(
                 np.column_stack([np.ones(len(corners)), corners]), region.vertex_elevation, rcond=None
             )[0]
-            heights = tuple(float(h) for h in np.column_stack([np.ones(len(dense)), dense]) @ plane)
+            z = np.column_stack([np.ones(len(dense)), dense]) @ plane
+            lo, hi = min(region.vertex_elevation), max(region.vertex_elevation)
+            heights = tuple(float(h) for h in np.clip(np.round(z, 6), lo, hi))  # no -1e-17 below the road
         world, heights = _polygon(to_world(dense), heights)
         pieces.append((region.id, region.kind, world, region.elevation, heights))
     return pieces

@@ -63,7 +63,7 @@ def test_a_walk_along_a_sidewalk_recovers_the_street_it_saw():
     path = np.column_stack([np.linspace(-20, 20, 40), np.full(40, -5.4 - 2.0)])  # on the south sidewalk
     cars = np.array([[-8.0, -4.3], [5.0, 4.3]])
     fit = fit_ground(_evidence(truth, path, 14.0, vehicles=cars), StreetFitCfg())
-    assert fit.kind == "street" and fit.agreement["street"] > 0.95 > fit.agreement["plaza"]
+    assert fit.kind == "street" and fit.agreement["street"] > 0.9 > fit.agreement["plaza"]
     street = fit.street
     assert (street.lanes, street.parking, street.road_width_m) == (2, (True, True), pytest.approx(10.8))
     assert street.far_curb_seen and street.sidewalk_m == pytest.approx((4.0, 4.0), abs=0.3)
@@ -92,8 +92,11 @@ def test_a_curved_walk_bends_the_street_and_keeps_it_one_piece():
     fit = fit_ground(evidence, StreetFitCfg())
     assert fit.kind == "street"
     assert fit.street.measured_road_width_m == pytest.approx(10.0, abs=0.6)
-    assert fit.street.crossings_m == pytest.approx((30.0,), abs=1.0)
-    assert sum(r.type == "ramp" for r in fit.regions) == 2  # bent with the street, so in one piece with it
+    (crossing,) = [shapely.Polygon(r.polygon).centroid for r in fit.regions if r.type == "crosswalk"]
+    assert axis.to_street(np.array([[crossing.x, crossing.y]]))[0, 0] == pytest.approx(30.0, abs=1.0)
+    ramps = [r for r in fit.regions if r.type == "ramp"]
+    assert len(ramps) == 2  # bent with the street, so in one piece with it
+    assert all(0.0 <= h <= 0.15 for r in ramps for h in r.vertex_elevation)
     _assert_whole(fit.regions, shapely.LineString(path).buffer(20.0))
 
 
@@ -114,9 +117,9 @@ def test_crosswalks_seen_across_the_road_become_crossings_with_ramps():
     )
     path = np.column_stack([np.linspace(-30, 30, 50), np.full(50, -3.2 - 2.0)])
     fit = fit_ground(_evidence(truth, path, 14.0), StreetFitCfg())
-    assert fit.street.crossings_m == pytest.approx(
-        (-10.0 + 30.0, 15.0 + 30.0), abs=0.5
-    )  # metres along the walk
+    assert len(fit.street.crossings_m) == 2
+    centres = sorted(shapely.Polygon(r.polygon).centroid.x for r in fit.regions if r.type == "crosswalk")
+    assert centres == pytest.approx([-10.0, 15.0], abs=0.5)
     ramps = [r for r in fit.regions if r.type == "ramp"]
     assert len(ramps) == 4 and all(max(r.vertex_elevation) == pytest.approx(0.15) for r in ramps)
     _assert_whole(fit.regions, shapely.LineString(path).buffer(20.0))

@@ -5,9 +5,9 @@ that evidence has holes wherever nothing was seen. Here the parameters of the st
 ``procgen`` builds from (:class:`~urbanverse.procgen.layout.StreetModel`) are fitted to it, and the
 model, not the evidence, becomes the scene's ground: one connected piece over the walk plus a margin.
 
-- **Axis:** the camera path (straight when it stays within ``straight_tolerance_m`` of a line, else the
-  path smoothed) where it runs along the road seen; otherwise (a walk across the street or over a
-  plaza beside it, a still camera) a straight line along the road seen, through the camera.
+- **Axis:** the middle of the road seen, bin by bin along it, smoothed (it bends where the road bends,
+  whatever the walk did); with too little road seen, the camera path (straight when it stays within
+  ``straight_tolerance_m`` of a line, else smoothed), else a line through the camera.
 - **Cross-section:** the seen cells' offsets across the axis make a profile per class. The road is the
   band that holds most road and least other ground (a maximum-sum run of the profile), snapped to
   ``LANE_WIDTH`` lanes and ``PARKING_WIDTH`` parking lanes (parking where cars were placed along the
@@ -30,7 +30,13 @@ from typing import Literal
 import numpy as np
 import shapely
 
-from urbanverse.layout.street_axis import StreetAxis, axis_of_path, axis_through, principal_direction
+from urbanverse.layout.street_axis import (
+    StreetAxis,
+    axis_along_road,
+    axis_of_path,
+    axis_through,
+    principal_direction,
+)
 from urbanverse.procgen.layout import LANE_WIDTH, PARKING_WIDTH, StreetModel, street_layout
 from urbanverse.records import Vec2, record
 from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
@@ -54,9 +60,6 @@ class StreetFitCfg:
     """A walk that stays within this of its principal line gets a straight axis."""
     smooth_m: float = 6.0
     """Gaussian sigma (m of path) that smooths a curved walk into the street's axis."""
-    road_walk_angle_deg: float = 20.0
-    """A walk whose principal direction is more than this off the road's seen takes the road's as the
-    street's axis (it crosses the street, or wanders beside it)."""
     profile_bin_m: float = 0.25
     """Bin width of the cross-street profiles of the seen classes."""
     min_road_m2: float = 8.0
@@ -234,22 +237,17 @@ def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely
 
 
 def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
-    """The street's axis. The walk's (:func:`axis_of_path`) where it runs along the road seen (within
-    ``cfg.road_walk_angle_deg`` of the road's principal direction, or where little road was seen);
-    otherwise (a walk that crosses the street, turns a corner or wanders over a plaza beside it, or a
-    still camera) a straight line through the first camera position along the road seen, else along
-    the walk's, else the ground's principal direction."""
+    """The street's axis: along the road seen where enough of it was seen, stretched along one
+    direction (:func:`axis_along_road`: it bends with the road, whatever the walk did: cross the street,
+    wander over a plaza beside it, stand still); else the walk's (:func:`axis_of_path`); else a line
+    through the camera along the ground seen."""
     road = xy[classes == 1]
-    road_direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
+    direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
+    if direction is not None:
+        return axis_along_road(road, direction)
     axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
-    if axis is not None and road_direction is not None:
-        walk_direction = principal_direction(evidence.path)
-        if abs(walk_direction @ road_direction) < np.cos(np.radians(cfg.road_walk_angle_deg)):
-            axis = None  # the walk does not follow the road: the road sets the axis
     if axis is not None:
         return axis
-    if road_direction is not None:
-        return axis_through(evidence.path[0], road_direction)
     walked = np.linalg.norm(np.diff(evidence.path, axis=0), axis=1).sum() if len(evidence.path) > 1 else 0.0
     spread = evidence.path if walked >= 2.0 else xy
     direction = principal_direction(spread) if len(spread) >= 2 else np.array([1.0, 0.0])
@@ -369,8 +367,8 @@ def _fit_street(
         curb=DEFAULT_CURB_HEIGHT,
         crossings=crossings,
         plaza_depth=plaza_depth,
-        lot_depth=1000.0,  # the lots reach past the extent, which clips them
-    )
+        lot_depth=float(np.abs(axis.to_street(np.asarray(extent.exterior.coords))[:, 1]).max() + 2.0),
+    )  # the lots reach past the extent, which clips them (and no farther: a bent lot must not fold)
     centre_u = near + lanes * LANE_WIDTH / 2 + (PARKING_WIDTH if parking[0] else 0.0)
     flip = -1.0 if plaza_side == 0 else 1.0  # u = centre_u + flip * y
 
@@ -524,12 +522,38 @@ def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelR
             continue
         part = _areal(_areal(shapely.make_valid(poly)).intersection(extent, grid_size=_GRID_M))
         part = _areal(part.difference(taken, grid_size=_GRID_M))
-        for k, simple in enumerate(_simple_parts(part)):
+        kept = _simple_parts(part)
+        for k, simple in enumerate(kept):
             out.append(_region(name if k == 0 else f"{name}_{k}", kind, simple, elevation, None, evidence))
-        taken = _areal(taken.union(part, grid_size=_GRID_M))
+        if kept:  # what was too small to keep is left to the terrain that fills the rest
+            taken = _areal(shapely.union_all([taken, *kept], grid_size=_GRID_M))
     rest = _areal(extent.difference(taken, grid_size=_GRID_M))
     for k, simple in enumerate(_simple_parts(rest)):
         out.append(_region(f"terrain_fill_{k}", "terrain", simple, 0.0, None, evidence))
+    return out + _gaps(out, evidence)
+
+
+def _gaps(regions: list[ModelRegion], evidence: Evidence) -> list[ModelRegion]:
+    """Regions for the cracks the overlays left enclosed between ``regions`` (square millimetres where
+    bent bands meet), each of the type and height of the flat neighbour it shares most edge with."""
+    polygons = [shapely.Polygon(r.polygon) for r in regions]
+    union = shapely.union_all(polygons)  # as a reader of scene.json unites them
+    out = []
+    for k, ring in enumerate(ring for part in shapely.get_parts(union) for ring in part.interiors):
+        gap = shapely.Polygon(ring)
+        if not gap.is_valid or gap.area <= 1e-9:
+            continue
+        flat = [
+            (poly.intersection(gap.exterior.buffer(1e-3)).area, r)
+            for poly, r in zip(polygons, regions, strict=True)
+            if r.vertex_elevation is None
+        ]
+        kind, elevation = (
+            ("terrain", 0.0)
+            if not flat
+            else (lambda r: (r.type, r.elevation))(max(flat, key=lambda f: f[0])[1])
+        )
+        out.append(_region(f"gap_{k}", kind, gap, elevation, None, evidence))
     return out
 
 
@@ -541,13 +565,13 @@ def _areal(geometry) -> shapely.Geometry:
 
 
 def _simple_parts(geometry) -> list[shapely.Polygon]:
-    """The polygons of ``geometry`` (area over 1 cm2), each without holes: a polygon with a hole is cut
+    """The polygons of ``geometry`` (area over 1 mm2), each without holes: a polygon with a hole is cut
     in two by a line across the hole's centre."""
     out = []
     todo = [g for g in getattr(geometry, "geoms", [geometry]) if isinstance(g, shapely.Polygon)]
     while todo:
         poly = todo.pop()
-        if poly.area <= 1e-4:
+        if poly.area <= 1e-6:
             continue
         if not poly.interiors:
             out.append(shapely.Polygon(poly.exterior))

@@ -120,24 +120,36 @@ def axis_of_path(
 
 
 def axis_along_road(
-    road: np.ndarray, direction: np.ndarray, bin_m: float = 2.0, smooth_bins: float = 3.0
+    road: np.ndarray,
+    direction: np.ndarray,
+    straight_tolerance_m: float,
+    bin_m: float = 2.0,
+    smooth_bins: float = 4.0,
 ) -> StreetAxis:
-    """A street axis along the road cells ``road (N, 2)`` (m) running in ``direction (2,)``: the median
-    across-position of the cells every ``bin_m`` along it (bins of at least 5 cells), smoothed over
-    ``smooth_bins`` bins: it bends where the road bends, whatever the walk did."""
+    """A street axis along the road cells ``road (N, 2)`` (m) running in ``direction (2,)``, from the
+    median across-position of the cells every ``bin_m`` along it (bins of at least 5 cells): the
+    straight line fitted to those medians (weighted by their cells) when their RMS distance from it is
+    within ``straight_tolerance_m`` (what a camera sees of a straight road wanders by a metre or two
+    with the view), else the medians smoothed over ``smooth_bins`` bins: a road that bends."""
     d = np.asarray(direction, float) / np.linalg.norm(direction)
     normal = np.array([-d[1], d[0]])
     centre = road.mean(axis=0)
     along, across = (road - centre) @ d, (road - centre) @ normal
     bins = np.floor(along / bin_m).astype(int)
     keys, counts = np.unique(bins, return_counts=True)
-    keys = keys[counts >= 5]
+    keep = counts >= 5
+    keys, counts = keys[keep], counts[keep]
     if len(keys) < 2:
         return axis_through(centre, d)
     middle = np.array([np.median(across[bins == k]) for k in keys])
+    at = (keys + 0.5) * bin_m
+    slope, offset = np.polyfit(at, middle, 1, w=np.sqrt(counts))
+    residual = middle - (slope * at + offset)
+    if np.sqrt(np.average(residual**2, weights=counts)) <= straight_tolerance_m:
+        ends = np.array([at[0], at[-1]])
+        return StreetAxis(centre + np.outer(ends, d) + np.outer(slope * ends + offset, normal))
     middle = scipy.ndimage.gaussian_filter1d(middle, sigma=smooth_bins, mode="nearest")
-    points = centre + np.outer((keys + 0.5) * bin_m, d) + np.outer(middle, normal)
-    return StreetAxis(points)
+    return StreetAxis(centre + np.outer(at, d) + np.outer(middle, normal))
 
 
 def axis_through(point: np.ndarray, direction: np.ndarray) -> StreetAxis:

@@ -5,9 +5,9 @@ that evidence has holes wherever nothing was seen. Here the parameters of the st
 ``procgen`` builds from (:class:`~urbanverse.procgen.layout.StreetModel`) are fitted to it, and the
 model, not the evidence, becomes the scene's ground: one connected piece over the walk plus a margin.
 
-- **Axis:** the middle of the road seen, bin by bin along it, smoothed (it bends where the road bends,
-  whatever the walk did); with too little road seen, the camera path (straight when it stays within
-  ``straight_tolerance_m`` of a line, else smoothed), else a line through the camera.
+- **Axis:** along the middle of the road seen, whatever the walk did: a straight line when the middle
+  stays within ``straight_tolerance_m`` of one, else the middle smoothed (a road that bends); with too
+  little road seen, the camera path (straight or smoothed alike), else a line through the camera.
 - **Cross-section:** the seen cells' offsets across the axis make a profile per class. The road is the
   band that holds most road and least other ground (a maximum-sum run of the profile), snapped to
   ``LANE_WIDTH`` lanes and ``PARKING_WIDTH`` parking lanes (parking where cars were placed along the
@@ -57,7 +57,8 @@ class StreetFitCfg:
     margin_m: float = 20.0
     """The scene's ground covers the camera path grown by this (and all the ground seen)."""
     straight_tolerance_m: float = 2.0
-    """A walk that stays within this of its principal line gets a straight axis."""
+    """A road seen whose middle stays within this (RMS) of a line, or a walk that stays within this of
+    its principal line, gets a straight axis."""
     smooth_m: float = 6.0
     """Gaussian sigma (m of path) that smooths a curved walk into the street's axis."""
     profile_bin_m: float = 0.25
@@ -244,7 +245,7 @@ def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFi
     road = xy[classes == 1]
     direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
     if direction is not None:
-        return axis_along_road(road, direction)
+        return axis_along_road(road, direction, cfg.straight_tolerance_m)
     axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
     if axis is not None:
         return axis

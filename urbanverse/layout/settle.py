@@ -1,7 +1,8 @@
 """Objects set on the fitted ground: each moved onto the nearest ground its class may stand on, or dropped.
 
 Vehicles stand on the road (their whole width on it); buildings, facades and small buildings behind
-the frontage, on the lots (their front face on them); everything else on walked paving or terrain
+the frontage, on the lots, turned to face the road (their front face kept where it was seen);
+everything else on walked paving or terrain
 (sidewalk, plaza, terrain), never on the road, a crosswalk or a curb ramp. A plaza has no road and no
 lots: there, everything stands on the plaza. An object farther than ``max_move_m`` from where its
 class may stand is dropped, with a warning. An object whose footprint reaches over ground higher
@@ -38,6 +39,24 @@ def allowed_types(category: str, present: set[str]) -> tuple[str, ...]:
     return ("sidewalk", "plaza", "terrain")
 
 
+def _facing(obj: LiftedObject, road: shapely.Geometry) -> LiftedObject:
+    """``obj`` turned to face the nearest point of ``road``, about its front's midpoint when only its
+    front was measured (the front stays where it was seen), else about its centre."""
+    centre = np.asarray(obj.position[:2], float)
+    front = (
+        centre + 0.5 * obj.size[0] * np.array([math.cos(obj.yaw), math.sin(obj.yaw)])
+        if obj.front_only
+        else centre
+    )
+    target = np.asarray(nearest_points(road, shapely.Point(front))[0].coords[0])
+    if np.linalg.norm(target - front) < 1e-6:
+        return obj
+    yaw = math.atan2(*(target - front)[::-1])
+    if obj.front_only:
+        centre = front - 0.5 * obj.size[0] * np.array([math.cos(yaw), math.sin(yaw)])
+    return dataclasses.replace(obj, yaw=yaw, position=(float(centre[0]), float(centre[1]), obj.position[2]))
+
+
 def _anchor(obj: LiftedObject) -> np.ndarray:
     """The point that must stand on the allowed ground: a front-only object's front midpoint (just
     behind it), any other object's base centre."""
@@ -61,6 +80,8 @@ def settle_objects(
     dropped = dict(lifted.dropped)
     for obj in lifted.objects:
         types = allowed_types(obj.category, set(zones))
+        if types == ("terrain",):  # a building on its lot (a street was fitted): it faces the road
+            obj = _facing(obj, zones["road"])
         zone = shapely.union_all([zones[t] for t in types if t in zones])
         # A vehicle's whole width stays on the road; other objects keep their anchor 10 cm inside.
         inset = obj.size[1] / 2 + 0.1 if types == ("road",) else 0.1

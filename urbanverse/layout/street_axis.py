@@ -70,6 +70,10 @@ class StreetAxis:
         normal = np.column_stack([-d[:, 1], d[:, 0]])
         return start[k] + (ts[:, 0] - self._arc[k])[:, None] * d + ts[:, 1:2] * normal
 
+    def headings(self) -> np.ndarray:
+        """Unit direction ``(K-1, 2)`` of each segment."""
+        return self._segments[1]
+
     def reversed(self) -> StreetAxis:
         """The same line run the other way (its left is this one's right)."""
         return StreetAxis(self.points[::-1].copy())
@@ -117,39 +121,6 @@ def axis_of_path(
     if (headings @ headings.T).min() < np.cos(np.radians(max_turn_deg)):
         return None
     return StreetAxis(smooth)
-
-
-def axis_along_road(
-    road: np.ndarray,
-    direction: np.ndarray,
-    straight_tolerance_m: float,
-    bin_m: float = 2.0,
-    smooth_bins: float = 4.0,
-) -> StreetAxis:
-    """A street axis along the road cells ``road (N, 2)`` (m) running in ``direction (2,)``, from the
-    median across-position of the cells every ``bin_m`` along it (bins of at least 5 cells): the
-    straight line fitted to those medians (weighted by their cells) when their RMS distance from it is
-    within ``straight_tolerance_m`` (what a camera sees of a straight road wanders by a metre or two
-    with the view), else the medians smoothed over ``smooth_bins`` bins: a road that bends."""
-    d = np.asarray(direction, float) / np.linalg.norm(direction)
-    normal = np.array([-d[1], d[0]])
-    centre = road.mean(axis=0)
-    along, across = (road - centre) @ d, (road - centre) @ normal
-    bins = np.floor(along / bin_m).astype(int)
-    keys, counts = np.unique(bins, return_counts=True)
-    keep = counts >= 5
-    keys, counts = keys[keep], counts[keep]
-    if len(keys) < 2:
-        return axis_through(centre, d)
-    middle = np.array([np.median(across[bins == k]) for k in keys])
-    at = (keys + 0.5) * bin_m
-    slope, offset = np.polyfit(at, middle, 1, w=np.sqrt(counts))
-    residual = middle - (slope * at + offset)
-    if np.sqrt(np.average(residual**2, weights=counts)) <= straight_tolerance_m:
-        ends = np.array([at[0], at[-1]])
-        return StreetAxis(centre + np.outer(ends, d) + np.outer(slope * ends + offset, normal))
-    middle = scipy.ndimage.gaussian_filter1d(middle, sigma=smooth_bins, mode="nearest")
-    return StreetAxis(centre + np.outer(at, d) + np.outer(middle, normal))
 
 
 def axis_through(point: np.ndarray, direction: np.ndarray) -> StreetAxis:

@@ -5,9 +5,9 @@ that evidence has holes wherever nothing was seen. Here the parameters of the st
 ``procgen`` builds from (:class:`~urbanverse.procgen.layout.StreetModel`) are fitted to it, and the
 model, not the evidence, becomes the scene's ground: one connected piece over the walk plus a margin.
 
-- **Axis:** along the middle of the road seen, whatever the walk did: a straight line when the middle
-  stays within ``straight_tolerance_m`` of one, else the middle smoothed (a road that bends); with too
-  little road seen, the camera path (straight or smoothed alike), else a line through the camera.
+- **Axis:** the camera path (straight when it stays within ``straight_tolerance_m`` of a line, else
+  smoothed: a street that bends) where it runs along the road seen; otherwise (a walk across the
+  street or over a plaza beside it, a still camera) a straight line along the road seen.
 - **Cross-section:** the seen cells' offsets across the axis make a profile per class. The road is the
   band that holds most road and least other ground (a maximum-sum run of the profile), snapped to
   ``LANE_WIDTH`` lanes and ``PARKING_WIDTH`` parking lanes (parking where cars were placed along the
@@ -30,13 +30,7 @@ from typing import Literal
 import numpy as np
 import shapely
 
-from urbanverse.layout.street_axis import (
-    StreetAxis,
-    axis_along_road,
-    axis_of_path,
-    axis_through,
-    principal_direction,
-)
+from urbanverse.layout.street_axis import StreetAxis, axis_of_path, axis_through, principal_direction
 from urbanverse.procgen.layout import LANE_WIDTH, PARKING_WIDTH, StreetModel, street_layout
 from urbanverse.records import Vec2, record
 from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
@@ -57,8 +51,10 @@ class StreetFitCfg:
     margin_m: float = 20.0
     """The scene's ground covers the camera path grown by this (and all the ground seen)."""
     straight_tolerance_m: float = 2.0
-    """A road seen whose middle stays within this (RMS) of a line, or a walk that stays within this of
-    its principal line, gets a straight axis."""
+    """A walk that stays within this of its principal line gets a straight axis."""
+    walk_road_angle_deg: float = 35.0
+    """The walk is the street's axis only where every stretch of it runs within this of the road
+    seen's direction (a street that bends turns both)."""
     smooth_m: float = 6.0
     """Gaussian sigma (m of path) that smooths a curved walk into the street's axis."""
     profile_bin_m: float = 0.25
@@ -238,15 +234,20 @@ def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely
 
 
 def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
-    """The street's axis: along the road seen where enough of it was seen, stretched along one
-    direction (:func:`axis_along_road`: it bends with the road, whatever the walk did: cross the street,
-    wander over a plaza beside it, stand still); else the walk's (:func:`axis_of_path`); else a line
-    through the camera along the ground seen."""
+    """The street's axis: the walk's (:func:`axis_of_path`: straight, or bending with a street that
+    bends) where every stretch of it runs within ``cfg.walk_road_angle_deg`` of the road seen; where it
+    does not (a walk across the street, over a plaza beside it, a still camera), a straight line along
+    the road seen; with too little road seen, the walk's, else a line through the camera along the
+    ground seen."""
     road = xy[classes == 1]
     direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
-    if direction is not None:
-        return axis_along_road(road, direction, cfg.straight_tolerance_m)
     axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
+    if direction is not None:
+        if axis is not None and np.abs(axis.headings() @ direction).min() >= np.cos(
+            np.radians(cfg.walk_road_angle_deg)
+        ):
+            return axis
+        return axis_through(road.mean(axis=0), direction)
     if axis is not None:
         return axis
     walked = np.linalg.norm(np.diff(evidence.path, axis=0), axis=1).sum() if len(evidence.path) > 1 else 0.0

@@ -75,8 +75,10 @@ def test_a_walk_along_a_sidewalk_recovers_the_street_it_saw():
 
 
 def test_a_curved_walk_bends_the_street_and_keeps_it_one_piece():
-    angles = np.linspace(-0.5, 0.5, 60)
-    path = np.column_stack([60 * np.sin(angles), 60 - 60 * np.cos(angles)])  # an arc, radius 60 m
+    angles = np.linspace(-0.3, 0.3, 60)
+    path = np.column_stack(
+        [100 * np.sin(angles), 100 - 100 * np.cos(angles)]
+    )  # an arc, radius 100 m, turning 34 deg
     axis = axis_of_path(path, straight_tolerance_m=2.0, smooth_m=6.0)
     assert axis is not None and len(axis.points) > 2
     # The road 2-12 m to the walk's right, seen within 14 m.

@@ -52,7 +52,7 @@ class StreetFitCfg:
     """The scene's ground covers the camera path grown by this (and all the ground seen)."""
     straight_tolerance_m: float = 2.0
     """A walk that stays within this of its principal line gets a straight axis."""
-    walk_road_angle_deg: float = 35.0
+    walk_road_angle_deg: float = 20.0
     """The walk is the street's axis only where every stretch of it runs within this of the road
     seen's direction (a street that bends turns both)."""
     smooth_m: float = 6.0

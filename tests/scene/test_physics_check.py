@@ -136,3 +136,15 @@ def test_an_overlap_from_above_slides_the_object_off_rather_than_stacking_it(exa
         assert obj.position[2] == pytest.approx(before[obj.id][2], abs=1e-6), obj.id  # nothing lifted
     report = _by_id(run_physics_check(fixed, example_dir, PhysicsCheckCfg(duration_s=0.01)))
     assert report["bin_1"].penetration_m < 0.01 and report["bench_1"].penetration_m < 0.01
+
+
+def test_an_object_reaching_into_a_curb_slides_off_it_and_stays_on_the_ground(example_dir):
+    """The bin on the road with its side 5 cm into the north curb's wall: the fix slides it back onto the
+    road, at the road's height, instead of lifting it 15 cm into the air."""
+    scene = load_scene(example_dir)
+    into_curb = _moved(scene, "bin_1", position=(-6.2, 3.5 - 0.28 + 0.05, 0.0))
+    fixed, notes = fix_penetrations(into_curb, example_dir)
+    assert [n.split(":")[0] for n in notes] == ["bin_1"]
+    x, y, z = next(o for o in fixed.objects if o.id == "bin_1").position
+    assert z == pytest.approx(0.0, abs=0.003) and y < 3.5 - 0.28 + 0.001
+    assert run_physics_check(fixed, example_dir, PhysicsCheckCfg(duration_s=0.5)).ok

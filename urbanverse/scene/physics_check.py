@@ -26,7 +26,7 @@ from scipy.spatial import ConvexHull
 
 from urbanverse.assets.mujoco_body import SPIN_ROLL_FRICTION, add_free_body, new_spec, tilt_deg
 from urbanverse.assets.record import load_asset, load_collision_parts
-from urbanverse.scene.ground import top_triangle_prisms
+from urbanverse.scene.ground import top_height_at, top_triangle_prisms
 from urbanverse.scene.record import Scene, resolve_inside
 
 log = logging.getLogger(__name__)
@@ -265,7 +265,9 @@ def fix_penetrations(
     scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None
 ) -> tuple[Scene, list[str]]:
     """Move objects apart (horizontally, along the contact normal, or sideways where that normal is
-    near vertical) or up (out of the ground) until no contact is deeper than ``cfg.fix_margin_m``.
+    near vertical; one that stood on the ground keeps standing on its top, a curb up or down), off a
+    curb's side wall it reaches into, or up (out of the ground's top) until no contact is deeper than
+    ``cfg.fix_margin_m``.
     Between two objects the less confident one moves (ties: the one listed later). Returns the new
     scene and one line per moved object."""
     with _mujoco_warnings_logged():
@@ -284,7 +286,13 @@ def _fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
         if not contacts:
             break
         a, b, depth, normal = contacts[0]
-        if a == WORLD or b == WORLD:
+        world_side = (normal if a == WORLD else -normal) if WORLD in (a, b) else None
+        if world_side is not None and np.linalg.norm(world_side[:2]) >= cfg.fix_min_horizontal:
+            # Into a curb's side wall: slide off it (onto the ground's top there), not up into the air.
+            mover = b if a == WORLD else a
+            horizontal = np.array([world_side[0], world_side[1], 0.0])
+            step = horizontal / np.linalg.norm(horizontal) * (depth + cfg.fix_margin_m)
+        elif world_side is not None:
             mover, step = (b if a == WORLD else a), np.array([0.0, 0.0, depth + cfg.fix_margin_m])
         else:
             mover = a if order[a] < order[b] else b
@@ -303,6 +311,11 @@ def _fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
             else:
                 step = horizontal / np.linalg.norm(horizontal) * (depth + cfg.fix_margin_m)
         qpos_adr = m.model.jnt_qposadr[m.model.body_jntadr[m.body_of[mover]]]
+        if step[2] == 0.0:  # slid sideways: an object standing on the ground stays on the ground's top
+            xyz = data.qpos[qpos_adr : qpos_adr + 3]
+            before, after = top_height_at(scene.ground, np.array([xyz[:2], xyz[:2] + step[:2]]))
+            if abs(xyz[2] - before) < 0.01:
+                step[2] = after - xyz[2]
         data.qpos[qpos_adr : qpos_adr + 3] += step
         moved[mover] = moved.get(mover, np.zeros(3)) + step
     objects, notes = [], []

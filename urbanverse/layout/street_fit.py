@@ -199,8 +199,9 @@ def fit_ground(evidence: Evidence, cfg: StreetFitCfg) -> GroundModel:
     if street is not None:
         candidates["street"] = street
     candidates["plaza"] = (_plaza(extent, evidence), None)
-    if len(evidence.path) >= 2 and axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m):
-        band = shapely.LineString(axis.points).buffer(cfg.path_width_m / 2, cap_style="flat")
+    walk = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
+    if walk is not None:  # a paved path along the walk, terrain either side
+        band = shapely.LineString(walk.points).buffer(cfg.path_width_m / 2, cap_style="flat")
         candidates["path"] = (_clipped([("path", "sidewalk", band, 0.0, None)], extent, evidence), None)
     agreement = {name: _agreement(regions, xy, classes) for name, (regions, _) in candidates.items()}
     kind = max(candidates, key=lambda name: agreement[name])  # dicts keep order: street wins ties
@@ -496,6 +497,7 @@ def _polygon(points: np.ndarray, heights) -> tuple[shapely.Polygon, tuple[float,
 
 
 def _plaza(extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
+    """One paved square over the whole extent, at the level of the ground walked on."""
     return _clipped([("plaza", "plaza", extent, 0.0, None)], extent, evidence)
 
 

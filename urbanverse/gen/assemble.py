@@ -15,7 +15,7 @@ import numpy as np
 
 from urbanverse.layout.lift import LiftedObjects, front_anchored
 from urbanverse.layout.stage import FittedStreet
-from urbanverse.layout.street_fit import ModelRegion
+from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.recon.record import Reconstruction
 from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.retrieval.cousins import CousinSet, asset_of

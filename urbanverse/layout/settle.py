@@ -22,7 +22,7 @@ from shapely.ops import nearest_points
 
 from urbanverse.assets.taxonomy import get_class
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
-from urbanverse.layout.street_fit import ModelRegion
+from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.scene.ground import footprint
 
 #: L2 classes that stand on building lots, behind the frontage.

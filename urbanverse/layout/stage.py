@@ -26,7 +26,8 @@ from urbanverse.layout.proposals import ProposalCfg, is_green
 from urbanverse.layout.scale_check import SizeScale, size_scale
 from urbanverse.layout.settle import ON_LOTS_L2, settle_objects
 from urbanverse.layout.street import along_street
-from urbanverse.layout.street_fit import Evidence, GroundModel, ModelRegion, StreetFitCfg, fit_ground
+from urbanverse.layout.street_fit import Evidence, GroundModel, StreetFitCfg, fit_ground
+from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.perception.record import FrameDetections, Tracks
 from urbanverse.recon.calibrate import calibrate_from_upright, repose_single_view
 from urbanverse.recon.depth import DenseCloud

@@ -74,18 +74,6 @@ class StreetAxis:
         """Unit direction ``(K-1, 2)`` of each segment."""
         return self._segments[1]
 
-    def reversed(self) -> StreetAxis:
-        """The same line run the other way (its left is this one's right)."""
-        return StreetAxis(self.points[::-1].copy())
-
-    def shifted(self, offset_m: float) -> StreetAxis:
-        """The axis moved ``offset_m`` to its left (a parallel curve, point by point)."""
-        start, direction, _ = self._segments
-        normals = np.column_stack([-direction[:, 1], direction[:, 0]])
-        per_point = np.vstack([normals[:1], (normals[:-1] + normals[1:]) / 2, normals[-1:]])
-        per_point /= np.linalg.norm(per_point, axis=1, keepdims=True)
-        return StreetAxis(self.points + offset_m * per_point)
-
 
 def axis_of_path(
     path: np.ndarray, straight_tolerance_m: float, smooth_m: float, max_turn_deg: float = 60.0

@@ -30,7 +30,9 @@ from typing import Literal
 import numpy as np
 import shapely
 
+from urbanverse.errors import InputError
 from urbanverse.layout.street_axis import StreetAxis, axis_of_path, axis_through, principal_direction
+from urbanverse.layout.street_regions import ModelRegion, clip_regions, oriented
 from urbanverse.procgen.layout import LANE_WIDTH, PARKING_WIDTH, StreetModel, street_layout
 from urbanverse.records import Vec2, record
 from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
@@ -39,8 +41,6 @@ from urbanverse.scene.record import DEFAULT_CURB_HEIGHT
 EVIDENCE_CLASSES = {1: "road", 2: "sidewalk", 3: "crosswalk", 4: "terrain"}
 #: What a region type or an evidence class counts as when model and evidence are compared.
 _KIND = {"road": 0, "crosswalk": 0, "sidewalk": 1, "ramp": 1, "plaza": 1, "terrain": 2}
-#: Regions are clipped in this order, each keeping only what the ones before it left.
-_PRIORITY = ("road", "crosswalk", "ramp", "sidewalk", "plaza", "terrain")
 ModelKind = Literal["street", "plaza", "path"]
 
 
@@ -78,25 +78,11 @@ class StreetFitCfg:
     (:mod:`urbanverse.layout.settle`)."""
 
     def __post_init__(self) -> None:
-        from urbanverse.errors import InputError
-
         for name in ("margin_m", "profile_bin_m", "sidewalk_m", "max_sidewalk_m", "path_width_m"):
             if not getattr(self, name) > 0:
                 raise InputError(f"street.{name}: expected a positive length, got {getattr(self, name)}")
         if not self.min_sidewalk_m <= self.sidewalk_m <= self.max_sidewalk_m:
             raise InputError("street: expected min_sidewalk_m <= sidewalk_m <= max_sidewalk_m")
-
-
-@record
-class ModelRegion:
-    """A region of the fitted ground (m, world): ``inferred_share`` of its area no keyframe saw."""
-
-    id: str
-    type: str
-    polygon: tuple[Vec2, ...]
-    elevation: float = 0.0
-    vertex_elevation: tuple[float, ...] | None = None
-    inferred_share: float
 
 
 @record
@@ -127,7 +113,7 @@ class GroundFit:
     paving or terrain, the model has there), the street's parameters, the area covered (m2) and the
     share of it no keyframe saw."""
 
-    kind: str
+    kind: ModelKind
     agreement: dict[str, float]
     street: StreetParameters | None = None
     extent_m2: float
@@ -139,7 +125,7 @@ class GroundModel:
     """The fitted ground: which model, how well each candidate explained the seen cells (``agreement``:
     share of seen cells whose class the model has there), its parameters and regions."""
 
-    kind: str
+    kind: ModelKind
     agreement: dict[str, float]
     street: StreetParameters | None = None
     axis: tuple[Vec2, ...]
@@ -193,16 +179,19 @@ def fit_ground(evidence: Evidence, cfg: StreetFitCfg) -> GroundModel:
     """The best of the street, plaza and path models for ``evidence`` (see the module docstring)."""
     xy, classes = evidence.seen_cells()
     extent = _extent(evidence, xy, cfg.margin_m)
-    axis = _axis(evidence, xy, classes, cfg)
+    walk = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
+    axis = _axis(evidence, xy, classes, walk, cfg)
     candidates: dict[str, tuple[list[ModelRegion], StreetParameters | None]] = {}
-    street = _fit_street(evidence, axis, xy, classes, extent, cfg)
+    street = _fit_street(evidence, axis, xy, classes, extent, walk is not None, cfg)
     if street is not None:
         candidates["street"] = street
     candidates["plaza"] = (_plaza(extent, evidence), None)
-    walk = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
     if walk is not None:  # a paved path along the walk, terrain either side
         band = shapely.LineString(walk.points).buffer(cfg.path_width_m / 2, cap_style="flat")
-        candidates["path"] = (_clipped([("path", "sidewalk", band, 0.0, None)], extent, evidence), None)
+        candidates["path"] = (
+            clip_regions([("path", "sidewalk", band, 0.0, None)], extent, evidence.seen_at),
+            None,
+        )
     agreement = {name: _agreement(regions, xy, classes) for name, (regions, _) in candidates.items()}
     kind = max(candidates, key=lambda name: agreement[name])  # dicts keep order: street wins ties
     regions, parameters = candidates[kind]
@@ -234,23 +223,23 @@ def _extent(evidence: Evidence, seen_xy: np.ndarray, margin_m: float) -> shapely
     return shapely.Polygon(outline.exterior)
 
 
-def _axis(evidence: Evidence, xy: np.ndarray, classes: np.ndarray, cfg: StreetFitCfg) -> StreetAxis:
-    """The street's axis: the walk's (:func:`axis_of_path`: straight, or bending with a street that
+def _axis(
+    evidence: Evidence, xy: np.ndarray, classes: np.ndarray, walk: StreetAxis | None, cfg: StreetFitCfg
+) -> StreetAxis:
+    """The street's axis: the ``walk``'s (:func:`axis_of_path`: straight, or bending with a street that
     bends) where every stretch of it runs within ``cfg.walk_road_angle_deg`` of the road seen; where it
     does not (a walk across the street, over a plaza beside it, a still camera), a straight line along
     the road seen; with too little road seen, the walk's, else a line through the camera along the
     ground seen."""
     road = xy[classes == 1]
     direction = _elongated_direction(road) if len(road) * evidence.cell_m**2 >= cfg.min_road_m2 else None
-    axis = axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m)
     if direction is not None:
-        if axis is not None and np.abs(axis.headings() @ direction).min() >= np.cos(
-            np.radians(cfg.walk_road_angle_deg)
-        ):
-            return axis
+        along = np.cos(np.radians(cfg.walk_road_angle_deg))
+        if walk is not None and np.abs(walk.headings() @ direction).min() >= along:
+            return walk
         return axis_through(road.mean(axis=0), direction)
-    if axis is not None:
-        return axis
+    if walk is not None:
+        return walk
     walked = np.linalg.norm(np.diff(evidence.path, axis=0), axis=1).sum() if len(evidence.path) > 1 else 0.0
     spread = evidence.path if walked >= 2.0 else xy
     direction = principal_direction(spread) if len(spread) >= 2 else np.array([1.0, 0.0])
@@ -314,9 +303,11 @@ def _fit_street(
     xy: np.ndarray,
     classes: np.ndarray,
     extent: shapely.Polygon,
+    walking: bool,
     cfg: StreetFitCfg,
 ) -> tuple[list[ModelRegion], StreetParameters] | None:
-    """The street model fitted across ``axis`` (module docstring), or None when no road band is seen."""
+    """The street model fitted across ``axis`` (module docstring), or None when no road band is seen.
+    ``walking``: the camera walks (its sidewalk reaches a metre past its path), not a still one."""
     bin_m, cell_area = cfg.profile_bin_m, evidence.cell_m**2
     ts = axis.to_street(xy)
     s0 = float(axis.to_street(evidence.path[:1])[0, 1]) if len(evidence.path) else 0.0
@@ -344,7 +335,7 @@ def _fit_street(
     widths, sources = _frontages(
         across, near, near + road_width, across.towards_road(evidence.fronts, axis), cfg
     )
-    if axis_of_path(evidence.path, cfg.straight_tolerance_m, cfg.smooth_m) is not None:
+    if walking:
         widths[0] = max(widths[0], near + 1.0)  # a walking camera walks on its sidewalk
     # Paving deeper than a sidewalk is a plaza behind one (on one side: the deeper).
     deep = [k for k in (0, 1) if widths[k] > cfg.max_sidewalk_m]
@@ -392,7 +383,7 @@ def _fit_street(
         curb_m=DEFAULT_CURB_HEIGHT,
         crossings_m=crossings,
     )
-    return _clipped(_bent(model, to_world), extent, evidence), parameters
+    return clip_regions(_bent(model, to_world), extent, evidence.seen_at), parameters
 
 
 def _frontages(
@@ -445,7 +436,7 @@ def _bent(model: StreetModel, to_world) -> list[tuple]:
             z = np.column_stack([np.ones(len(dense)), dense]) @ plane
             lo, hi = min(region.vertex_elevation), max(region.vertex_elevation)
             heights = tuple(float(h) for h in np.clip(np.round(z, 6), lo, hi))  # no -1e-17 below the road
-        world, heights = _polygon(to_world(dense), heights)
+        world, heights = oriented(to_world(dense), heights)
         pieces.append((region.id, region.kind, world, region.elevation, heights))
     return pieces
 
@@ -488,127 +479,9 @@ def _crossings(
     return tuple(out)
 
 
-def _polygon(points: np.ndarray, heights) -> tuple[shapely.Polygon, tuple[float, ...] | None]:
-    """A counter-clockwise polygon of ``points (P, 2)`` and its per-vertex heights in the same order."""
-    poly = shapely.Polygon(points)
-    if poly.exterior.is_ccw or not poly.is_valid:
-        return poly, heights
-    return shapely.Polygon(points[::-1]), None if heights is None else tuple(heights[::-1])
-
-
 def _plaza(extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
     """One paved square over the whole extent, at the level of the ground walked on."""
-    return _clipped([("plaza", "plaza", extent, 0.0, None)], extent, evidence)
-
-
-#: Grid (m) of every overlay of the regions: snapped to one grid, neighbours share their edges exactly.
-_GRID_M = 1e-3
-
-
-def _clipped(pieces, extent: shapely.Polygon, evidence: Evidence) -> list[ModelRegion]:
-    """Regions of ``pieces`` ``(id, type, polygon, elevation, vertex heights)`` inside ``extent``, clipped
-    in :data:`_PRIORITY` order so none overlaps; what they leave of the extent is terrain."""
-    extent = _areal(shapely.set_precision(extent, _GRID_M))
-    taken = shapely.Polygon()
-    out: list[ModelRegion] = []
-    ordered = sorted(pieces, key=lambda p: _PRIORITY.index(p[1]))
-    for name, kind, poly, elevation, heights in ordered:
-        if heights is not None:  # a ramp keeps its corners (its heights are theirs) when it fits
-            snapped = shapely.set_precision(poly, _GRID_M, mode="keep_collapsed")
-            fits = len(snapped.exterior.coords) == len(poly.exterior.coords) and snapped.is_valid
-            if (
-                fits
-                and extent.contains(snapped)
-                and snapped.intersection(taken, grid_size=_GRID_M).area < 1e-3
-            ):
-                out.append(_region(name, kind, snapped, elevation, heights, evidence))
-                taken = taken.union(snapped, grid_size=_GRID_M)
-            continue
-        part = _areal(_areal(shapely.make_valid(poly)).intersection(extent, grid_size=_GRID_M))
-        part = _areal(part.difference(taken, grid_size=_GRID_M))
-        kept = _simple_parts(part)
-        for k, simple in enumerate(kept):
-            out.append(_region(name if k == 0 else f"{name}_{k}", kind, simple, elevation, None, evidence))
-        if kept:  # what was too small to keep is left to the terrain that fills the rest
-            taken = _areal(shapely.union_all([taken, *kept], grid_size=_GRID_M))
-    rest = _areal(extent.difference(taken, grid_size=_GRID_M))
-    for k, simple in enumerate(_simple_parts(rest)):
-        out.append(_region(f"terrain_fill_{k}", "terrain", simple, 0.0, None, evidence))
-    return out + _gaps(out, evidence)
-
-
-def _gaps(regions: list[ModelRegion], evidence: Evidence) -> list[ModelRegion]:
-    """Regions for the cracks the overlays left enclosed between ``regions`` (square millimetres where
-    bent bands meet), each of the type and height of the flat neighbour it shares most edge with."""
-    polygons = [shapely.Polygon(r.polygon) for r in regions]
-    union = shapely.union_all(polygons)  # as a reader of scene.json unites them
-    out = []
-    for k, ring in enumerate(ring for part in shapely.get_parts(union) for ring in part.interiors):
-        gap = shapely.Polygon(ring)
-        if not gap.is_valid or gap.area <= 1e-9:
-            continue
-        flat = [
-            (poly.intersection(gap.exterior.buffer(1e-3)).area, r)
-            for poly, r in zip(polygons, regions, strict=True)
-            if r.vertex_elevation is None
-        ]
-        kind, elevation = (
-            ("terrain", 0.0)
-            if not flat
-            else (lambda r: (r.type, r.elevation))(max(flat, key=lambda f: f[0])[1])
-        )
-        out.append(_region(f"gap_{k}", kind, gap, elevation, None, evidence))
-    return out
-
-
-def _areal(geometry) -> shapely.Geometry:
-    """The polygons of ``geometry`` alone (a repaired self-crossing outline, an overlay, may also hold
-    lines and points, which GEOS cannot overlay with areas)."""
-    parts = [g for g in shapely.get_parts(geometry) if isinstance(g, shapely.Polygon | shapely.MultiPolygon)]
-    return shapely.union_all(parts) if parts else shapely.Polygon()
-
-
-def _simple_parts(geometry) -> list[shapely.Polygon]:
-    """The polygons of ``geometry`` (area over 1 mm2), each without holes: a polygon with a hole is cut
-    in two by a line across the hole's centre."""
-    out = []
-    todo = [g for g in getattr(geometry, "geoms", [geometry]) if isinstance(g, shapely.Polygon)]
-    while todo:
-        poly = todo.pop()
-        if poly.area <= 1e-6:
-            continue
-        if not poly.interiors:
-            out.append(shapely.Polygon(poly.exterior))
-            continue
-        x = shapely.Polygon(poly.interiors[0]).centroid.x
-        x0, y0, x1, y1 = poly.bounds
-        for half in shapely.box(x0 - 1, y0 - 1, x, y1 + 1), shapely.box(x, y0 - 1, x1 + 1, y1 + 1):
-            cut = poly.intersection(half, grid_size=_GRID_M)
-            todo += [g for g in getattr(cut, "geoms", [cut]) if isinstance(g, shapely.Polygon)]
-    return out
-
-
-def _region(
-    name: str, kind: str, poly: shapely.Polygon, elevation: float, heights, evidence: Evidence
-) -> ModelRegion:
-    """A :class:`ModelRegion` of ``poly`` with the share of it (0.5 m samples) no keyframe saw."""
-    x0, y0, x1, y1 = poly.bounds
-    gx, gy = np.meshgrid(np.arange(x0 + 0.25, x1, 0.5), np.arange(y0 + 0.25, y1, 0.5))
-    inside = shapely.contains_xy(poly, gx, gy)
-    samples = np.column_stack([gx[inside], gy[inside]])
-    if not len(samples):
-        samples = np.array([[poly.representative_point().x, poly.representative_point().y]])
-    coords = np.asarray(poly.exterior.coords)[:-1]
-    if not shapely.Polygon(coords).exterior.is_ccw:
-        coords = coords[::-1]
-    return ModelRegion(
-        id=name,
-        type=kind,
-        polygon=tuple((float(x), float(y)) for x, y in coords),
-        elevation=float(elevation),
-        vertex_elevation=None if heights is None else tuple(float(h) for h in heights),
-        inferred_share=float(1.0 - evidence.seen_at(samples).mean()),
-    )
+    return clip_regions([("plaza", "plaza", extent, 0.0, None)], extent, evidence.seen_at)
 
 
 def _agreement(regions: list[ModelRegion], xy: np.ndarray, classes: np.ndarray) -> float:

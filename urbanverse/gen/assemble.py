@@ -19,7 +19,6 @@ from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.recon.record import Reconstruction
 from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.retrieval.cousins import CousinSet, asset_of
-from urbanverse.retrieval.stage import UNSEEN_MATERIAL
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
@@ -66,10 +65,8 @@ def ground_regions(
     model: tuple[ModelRegion, ...], materials: dict[str, str], scene_dir: Path
 ) -> list[GroundRegion]:
     """Scene ground regions from the fitted model, with the chosen material per type installed."""
-    types = {region.type for region in model}
-    # A type with no matched material (a retrieval made before the model fitted it) gets its default.
-    chosen = {kind: materials.get(kind, UNSEEN_MATERIAL[kind]) for kind in types}
-    installed = {kind: install_ground_material(name, scene_dir) for kind, name in chosen.items()}
+    used = {region.type for region in model}
+    installed = {kind: install_ground_material(materials[kind], scene_dir) for kind in used}
     regions = []
     for k, region in enumerate(model):
         material, friction = installed[region.type]

@@ -76,13 +76,21 @@ def settle_objects(
     for region in regions:
         by_type.setdefault(region.type, []).append(shapely.Polygon(region.polygon))
     zones = {kind: shapely.union_all(polys) for kind, polys in by_type.items()}
+    ground_of: dict[tuple[str, ...], shapely.Geometry] = {}  # the ground each set of types allows, once
+
+    def allowed_ground(category: str) -> shapely.Geometry:
+        types = allowed_types(category, set(zones))
+        if types not in ground_of:
+            ground_of[types] = shapely.union_all([zones[t] for t in types if t in zones])
+        return ground_of[types]
+
     kept, warnings = [], []
     dropped = dict(lifted.dropped)
     for obj in lifted.objects:
         types = allowed_types(obj.category, set(zones))
         if types == ("terrain",):  # a building on its lot (a street was fitted): it faces the road
             obj = _facing(obj, zones["road"])
-        zone = shapely.union_all([zones[t] for t in types if t in zones])
+        zone = allowed_ground(obj.category)
         # A vehicle's whole width stays on the road; other objects keep their anchor 10 cm inside.
         inset = obj.size[1] / 2 + 0.1 if types == ("road",) else 0.1
         inner = zone.buffer(-inset)
@@ -107,7 +115,7 @@ def settle_objects(
         kept.append(dataclasses.replace(obj, position=(float(x + dx), float(y + dy), z)))
     steps = _Steps(regions)
     return LiftedObjects(
-        objects=tuple(_clear(o, zones, steps, max_move_m) for o in kept), dropped=dropped
+        objects=tuple(_clear(o, allowed_ground(o.category), steps, max_move_m) for o in kept), dropped=dropped
     ), warnings
 
 
@@ -130,9 +138,9 @@ class _Steps:
         )
 
 
-def _clear(obj: LiftedObject, zones: dict, steps: _Steps, max_move_m: float) -> LiftedObject:
-    """``obj`` pushed off the higher ground its footprint reaches over (module docstring)."""
-    own = shapely.union_all([zones[t] for t in allowed_types(obj.category, set(zones)) if t in zones])
+def _clear(obj: LiftedObject, own: shapely.Geometry, steps: _Steps, max_move_m: float) -> LiftedObject:
+    """``obj`` pushed off the higher ground its footprint reaches over (module docstring), its base
+    staying on ``own``, the ground its class may stand on."""
     position = np.asarray(obj.position[:2], float)
     blocked = steps.higher_than_at(_anchor(obj))
     for _ in range(int(max_move_m / 0.1)):

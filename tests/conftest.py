@@ -12,6 +12,16 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE_SCENE = REPO / "scenes" / "example"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_default_library(tmp_path_factory):
+    """The default asset library of every test is a private one (``$URBANVERSE_LIBRARY``), filled as
+    gen fills a fresh machine's: tests never write into the user's library."""
+    with pytest.MonkeyPatch.context() as mp:
+        path = tmp_path_factory.mktemp("default_library")
+        mp.setenv("URBANVERSE_LIBRARY", str(path))
+        yield path
+
+
 @pytest.fixture
 def example_dir(tmp_path: Path) -> Path:
     """A copy of ``scenes/example`` in a temporary folder."""

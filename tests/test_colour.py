@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from urbanverse.colour import srgb8_to_lab, srgb8_to_lab_opencv8, srgb_to_lab_opencv
+from urbanverse.colour import ciede2000, srgb8_to_lab, srgb8_to_lab_opencv8, srgb_to_lab_opencv
 
 
 def test_white_black_and_a_known_red() -> None:
@@ -35,3 +36,24 @@ def test_shapes_are_kept() -> None:
     rgb8 = (grid * 255).astype(np.uint8)
     assert srgb8_to_lab(rgb8).shape == (7, 9, 3)
     assert srgb8_to_lab_opencv8(rgb8.reshape(-1, 3)).shape == (63, 3)
+
+
+@pytest.mark.parametrize(
+    ("lab1", "lab2", "expected"),
+    [  # pairs 1, 2, 7, 17 and 25 of Sharma, Wu and Dalal (2005), Table 1
+        ((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485), 2.0425),
+        ((50.0, 3.1571, -77.2803), (50.0, 0.0, -82.7485), 2.8615),
+        ((50.0, 0.0, 0.0), (50.0, -1.0, 2.0), 2.3669),
+        ((50.0, 2.5, 0.0), (73.0, 25.0, -18.0), 27.1492),
+        ((60.2574, -34.0099, 36.2677), (60.4626, -34.1751, 39.4387), 1.2644),
+    ],
+)
+def test_ciede2000_matches_the_published_test_pairs(lab1, lab2, expected):
+    assert float(ciede2000(np.array(lab1), np.array(lab2))) == pytest.approx(expected, abs=1e-4)
+    assert float(ciede2000(np.array(lab2), np.array(lab1))) == pytest.approx(expected, abs=1e-4)
+
+
+def test_ciede2000_broadcasts_and_is_zero_for_equal_colours():
+    labs = np.array([[50.0, 10.0, 10.0], [20.0, -5.0, 30.0]])
+    assert np.allclose(ciede2000(labs, labs), 0.0)
+    assert ciede2000(labs, np.array([50.0, 10.0, 10.0])).shape == (2,)

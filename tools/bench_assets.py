@@ -1,10 +1,14 @@
-"""Benchmark the asset library: catalogue build, lazy mesh generation, filtered search, ingest.
+"""Benchmark the asset library: catalogue build, lazy mesh generation, filtered search, ingest, retrieval.
 
 Builds a catalogue of ``--size`` assets into a temporary library (records, text embeddings,
 vector index; meshes lazily), then measures one asset's mesh generation (materialize into an
-empty cache), search latency with category/size filters, and ingest throughput on GLB files
-exported from the catalogue. Prints a table and, last, the line
-``assets=N build_s=X search_p50_ms=Y search_p99_ms=Z mesh_p50_ms=W ingest_per_s=V``.
+empty cache), search latency with category/size filters, ingest throughput on GLB files
+exported from the catalogue, and gen's cousin query per object (class, box size, look: the
+appearance of the candidates drawn and embedded on first use, "cold", then read from the library,
+"warm"), with the cost of one asset's appearance and what embedding the whole catalogue up front
+would take. Prints a table and, last, the line
+``assets=N build_s=X search_p50_ms=Y search_p99_ms=Z mesh_p50_ms=W ingest_per_s=V query_p50_ms=..
+query_p99_ms=.. appearance_ms=..``.
 
     python tools/bench_assets.py                 # the full 100K figure (about 10 minutes on 2 cores)
     python tools/bench_assets.py --size 2000     # a quick run
@@ -25,6 +29,39 @@ def _percentile_ms(samples: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples) * 1000.0, q))
 
 
+def _time_cousin_queries(store, n: int, rng: np.random.Generator) -> dict:
+    """Time ``rank_cousins`` (the default RetrievalCfg) for ``n`` objects: each a library asset's class,
+    its box with 10 % noise per side, and a look (a crop embedding and colour near the asset's own)."""
+    from urbanverse.retrieval.appearance import AssetAppearance
+    from urbanverse.retrieval.cousins import ObjectLook, RetrievalCfg, rank_cousins
+
+    cfg = RetrievalCfg()
+    appearance = AssetAppearance(store, cfg)
+    objects = []
+    for uid in store.sample_uids(n, seed=2):
+        asset = store.get(uid)
+        vector, lab = appearance.of([uid])[uid]
+        noisy = vector + rng.normal(0, 0.02, vector.shape).astype(np.float32)
+        size = tuple(float(d * rng.lognormal(0, 0.1)) for d in (asset.length, asset.width, asset.height))
+        objects.append(
+            (asset.category, size, ObjectLook(noisy / np.linalg.norm(noisy), lab + rng.normal(0, 3, 3)))
+        )
+    timings: dict = {"cold": [], "warm": []}
+    drawn_before = appearance.drawn
+    t0 = time.perf_counter()
+    for phase in ("cold", "warm"):
+        if phase == "warm":
+            appearance = AssetAppearance(store, cfg)  # a new run: the views come from the library
+        for category, size, look in objects:
+            t = time.perf_counter()
+            rank_cousins(0, category, size, look, store, appearance.of, cfg)
+            timings[phase].append(time.perf_counter() - t)
+        if phase == "cold":
+            cold_s, drawn = time.perf_counter() - t0, appearance.drawn - drawn_before
+    timings["appearance_s"], timings["drawn"] = cold_s, drawn
+    return timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -33,6 +70,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="worker processes for the build")
     parser.add_argument("--queries", type=int, default=300, help="number of timed searches")
     parser.add_argument("--meshes", type=int, default=40, help="number of meshes generated / ingested")
+    parser.add_argument("--objects", type=int, default=200, help="number of timed cousin queries")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="uv-bench-assets-"))
@@ -90,6 +128,8 @@ def main() -> None:
     )
     ingest_s = time.perf_counter() - t
 
+    query = _time_cousin_queries(store, args.objects, rng)
+
     mesh_p50 = _percentile_ms(mesh_times, 50)
     p50, p99 = _percentile_ms(search_times, 50), _percentile_ms(search_times, 99)
     print("| figure | value |\n|---|---|")
@@ -101,9 +141,18 @@ def main() -> None:
     print(
         f"| ingest | {len(accepted) / ingest_s:.1f} meshes/s ({len(accepted)} ok, {len(rejected)} rejected) |"
     )
+    cold50, cold99 = _percentile_ms(query["cold"], 50), _percentile_ms(query["cold"], 99)
+    q50, q99 = _percentile_ms(query["warm"], 50), _percentile_ms(query["warm"], 99)
+    per_asset_ms = 1000 * query["appearance_s"] / max(query["drawn"], 1)
+    full_min = per_asset_ms * len(store) / 60_000
+    print(f"| cousin query per object, views in the library (warm), p50 / p99 | {q50:.2f} / {q99:.2f} ms |")
+    print(f"| cousin query per object, first time (cold), p50 / p99 | {cold50:.0f} / {cold99:.0f} ms |")
+    print(f"| one asset's appearance (2 views drawn + embedded) | {per_asset_ms:.1f} ms |")
+    print(f"| appearance of the whole catalogue up front (1 core) | {full_min:.0f} min |")
     print(
         f"assets={len(store)} build_s={build_s:.1f} search_p50_ms={p50:.2f} search_p99_ms={p99:.2f} "
-        f"mesh_p50_ms={mesh_p50:.1f} ingest_per_s={len(accepted) / ingest_s:.1f}"
+        f"mesh_p50_ms={mesh_p50:.1f} ingest_per_s={len(accepted) / ingest_s:.1f} "
+        f"query_p50_ms={q50:.2f} query_p99_ms={q99:.2f} appearance_ms={per_asset_ms:.1f}"
     )
     store.close()
     target.close()

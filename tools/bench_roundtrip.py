@@ -67,6 +67,7 @@ from urbanverse.bench.evaluate import camera_path_errors, class_counts, compare_
 from urbanverse.bench.ground_metrics import load_seen_grid
 from urbanverse.bench.match_plot import plot_match
 from urbanverse.bench.oracle import oracle_stages, true_camera_height
+from urbanverse.bench.retrieval_metrics import retrieval_scores
 from urbanverse.config import apply_overrides
 from urbanverse.gen.config import GenCfg
 from urbanverse.gen.pipeline import run_gen
@@ -212,6 +213,23 @@ def _drop_stages_from(out: Path, stage: str) -> None:
             shutil.rmtree(d)
 
 
+def _print_retrieval_table(results: dict[str, dict[str, list[dict]]]) -> None:
+    """Retrieval scores pooled over the tours' pairs within 1 m (urbanverse.bench.retrieval_metrics)."""
+    print("\nRetrieval (pairs within 1 m, pooled over tours)\n")
+    print("| set | mode | pairs | same L3 class | size: median abs(dl)+abs(dw)+abs(dh), m "
+          "| colour: median CIEDE2000 | true generator among the cousins |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for split, by_mode in results.items():
+        for mode, rs in by_mode.items():
+            pooled = {
+                k: [v for r in rs for v in r[f"ret_{k}_list"]] for k in ("class", "size", "colour", "look")
+            }
+            n = len(pooled["class"])
+            cells = [np.mean(pooled["class"]), np.median(pooled["size"]), np.median(pooled["colour"]),
+                     np.mean(pooled["look"])] if n else [math.nan] * 4  # fmt: skip
+            print(f"| {split} | {mode} | {n} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
+
+
 def _print_class_table(counts: dict[str, dict[str, list[int]]]) -> None:
     """Per L2 class, summed over tours: seen, then per mode paired / within 1 m / right class."""
     modes = list(counts)
@@ -264,6 +282,10 @@ def _parser() -> argparse.ArgumentParser:
         f"({', '.join(s.name for s in STAGES)})",
     )  # fmt: skip
     parser.add_argument(
+        "--rescore", action="store_true",
+        help="with --keep: score the generated scenes kept there as they are, running nothing",
+    )  # fmt: skip
+    parser.add_argument(
         "--plots", type=Path, default=None, help="write a top-down map of each tour's matches here"
     )
     parser.add_argument("--json", type=Path, default=None, help="write all scores and seeds here")
@@ -280,6 +302,8 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> li
     unknown = set(modes) - set(MODES)
     if unknown:
         parser.error(f"--modes: unknown {', '.join(sorted(unknown))}")
+    if args.rescore and (not args.keep or args.rerun_from or args.fresh):
+        parser.error("--rescore scores what --keep DIR holds: no --rerun-from or --fresh with it")
     if args.rerun_from and not args.keep:
         parser.error("--rerun-from needs --keep: the folder of an earlier run")
     if args.rerun_from and args.rerun_from not in {s.name for s in STAGES}:
@@ -378,14 +402,18 @@ def _run_tour(
         if mode == "true_height":
             recon_cfg = dataclasses.replace(gen_cfg.recon, camera_height_m=true_camera_height(gt))
             mode_cfg = dataclasses.replace(gen_cfg, recon=recon_cfg)
-        if resumed:
-            _drop_stages_from(out, args.rerun_from)
-        report = run_gen(video, out, mode_cfg, resume=resumed, stages=_stages(mode, gt))
+        if args.rescore:
+            recon_mode = json.loads((out / "report.json").read_text())["recon_mode"]
+        else:
+            if resumed:
+                _drop_stages_from(out, args.rerun_from)
+            recon_mode = run_gen(video, out, mode_cfg, resume=resumed, stages=_stages(mode, gt)).recon_mode
         elapsed = time.perf_counter() - start
         scene = load_scene(out)
         aligned = mode.startswith("true_poses")
         match = match_objects(scene, truth, gt, aligned)
         scores = compare_scenes(scene, truth, gt, aligned=aligned, match=match, seen_grid=load_seen_grid(out))
+        scores |= retrieval_scores(scene, out, truth, truth_dir, match)
         path_fit = camera_path_errors(scene, gt) if mode == "blind" else {}
         shown = " ".join(f"{k}={scores.get(k, math.nan):.3f}" for k in METRICS)
         shown += "".join(f" {k}={v:.3f}" for k, v in path_fit.items())
@@ -394,10 +422,10 @@ def _run_tour(
             plot_match(scene, truth, gt, args.plots / f"match_{i}_{mode}.png", title, aligned)
         counts = f"objects={scores['generated']:.0f}/{scores['true_seen']:.0f}"
         print(f"{split} tour {i} ({style}) {mode}: {shown} {counts} "
-              f"recon={report.recon_mode} gen_s={elapsed:.1f}", flush=True)  # fmt: skip
+              f"recon={recon_mode} gen_s={elapsed:.1f}", flush=True)  # fmt: skip
         row = {
             "split": split, "tour": i, "style": style, "street_seed": i + 1, "walk_seed": i, "mode": mode,
-            "gen_s": elapsed, "recon": report.recon_mode, **path_fit, **scores,
+            "gen_s": elapsed, "recon": recon_mode, **path_fit, **scores,
         }  # fmt: skip
         out_rows.append((mode, scores, row, class_counts(match, scene, truth), elapsed))
     return out_rows
@@ -454,6 +482,7 @@ def main() -> None:
     for split in sets:
         print(f"\n{split}:")
         _print_class_table(by_class[split])
+    _print_retrieval_table(results)
     headline = "heldout" if "heldout" in medians else next(iter(medians))
     m = medians[headline].get("blind") or next(iter(medians[headline].values()))
     speed = float(np.median(gen_s_per_min)) if gen_s_per_min else math.nan

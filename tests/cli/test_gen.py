@@ -40,11 +40,11 @@ def test_gen_json_is_the_report_alone_on_stdout(tmp_path, monkeypatch):
     video = tmp_path / "walk.mp4"
     out = tmp_path / "scene"
     args = ["gen", str(video), "-o", str(out), "--camera-height", "1.5", "--json"]
-    result = runner.invoke(app, args + ["--set", "cousins.k=2"])
+    result = runner.invoke(app, args + ["--set", "retrieval.k=2"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {"counts": {"objects": 3}, "warnings": ["w"]}
     assert "video: done" in result.stderr and "a stage warned" in result.stderr
-    assert seen["cfg"].recon.camera_height_m == 1.5 and seen["cfg"].cousins.k == 2
+    assert seen["cfg"].recon.camera_height_m == 1.5 and seen["cfg"].retrieval.k == 2
     result = runner.invoke(app, ["gen", str(video), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"wrote {out}/scene.json and scene.usda: 3 objects, 2 ground regions")

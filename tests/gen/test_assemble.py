@@ -7,9 +7,11 @@ import math
 
 import pytest
 
+from urbanverse.assets.catalogue import entry_of, record_of
+from urbanverse.assets.store import AssetStore
 from urbanverse.gen.assemble import FRONT_STRETCH, place_objects
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
-from urbanverse.retrieval.cousins import Cousins, CousinSet, asset_of
+from urbanverse.retrieval.cousins import Cousins, CousinSet
 
 SLAB = "facade_slab-00011"  # 6.2 m wide: 7 m stretches it by 1.13
 
@@ -27,11 +29,14 @@ def _lifted(track_id: int, length_m: float, front_only: bool) -> LiftedObject:
     [(7.0, True, None), (20.0, True, FRONT_STRETCH[1]), (3.0, True, FRONT_STRETCH[0]), (7.0, False, 1.0)],
 )
 def test_a_front_s_asset_is_stretched_to_its_measured_length(tmp_path, length_m, front_only, stretch):
-    width = asset_of(SLAB).width
+    slab = record_of(entry_of(SLAB))
+    width = slab.width
     stretch = stretch or length_m / width
     lifted = LiftedObjects(objects=(_lifted(1, length_m, front_only),), dropped={})
     cousins = CousinSet(objects=(Cousins(track_id=1, uids=(SLAB,), scores=(0.0,), matched_level="l3"),))
-    (obj,), warnings = place_objects(lifted, cousins, [], tmp_path)
+    with AssetStore(tmp_path / "library") as store:
+        store.add([slab], embed=False)
+        (obj,), warnings = place_objects(lifted, cousins, [], tmp_path / "scene", store)
     assert warnings == []
     assert obj.scale == pytest.approx((1.0, stretch, 1.0))
     assert obj.size[1] == pytest.approx(width * stretch)  # the size after scaling, as SceneObject has it

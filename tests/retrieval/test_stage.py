@@ -1,14 +1,17 @@
-"""The retrieval stage's colours: objects without a detector box take theirs from the keyframes."""
+"""The retrieval stage's looks: objects without a detector box take theirs from the keyframes."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tests.video.synth import Street, camera_path, street_reconstruction
+from urbanverse.colour import srgb8_to_lab
 from urbanverse.layout.appearance import box_corners
 from urbanverse.layout.lift import LiftedObject, LiftedObjects
 from urbanverse.recon.geometry import project
-from urbanverse.retrieval.stage import _projected_colours
+from urbanverse.retrieval.appearance import object_looks
+from urbanverse.retrieval.cousins import RetrievalCfg
+from urbanverse.retrieval.stage import _projected_boxes
 
 RED, GREY = (200, 30, 30), (128, 128, 128)
 
@@ -41,8 +44,11 @@ def test_an_object_found_in_the_dense_points_takes_the_colour_its_box_covers_in_
         ),
         dropped={},
     )
-    colours = _projected_colours(lifted, recon, images, skip={7})
-    assert set(colours) == {1_000_000, 1_000_001}
-    assert tuple(colours[1_000_000]) == RED and tuple(colours[1_000_001]) == GREY
+    boxes = _projected_boxes(lifted, recon, images, skip={7})
+    assert set(boxes) == {1_000_000, 1_000_001}
+    looks = object_looks(boxes, images, RetrievalCfg(use_look=False))
+    assert np.allclose(looks[1_000_000].lab, srgb8_to_lab(np.array(RED, np.uint8)))
+    assert np.allclose(looks[1_000_001].lab, srgb8_to_lab(np.array(GREY, np.uint8)))
+    assert looks[1_000_000].vector is None  # the crops are embedded only where look ranks
     # Without the keyframes' images there is nothing to cut.
-    assert _projected_colours(lifted, recon, {}, skip=set()) == {}
+    assert _projected_boxes(lifted, recon, {}, skip=set()) == {}

@@ -14,7 +14,7 @@ import hashlib
 import json
 import signal
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +32,7 @@ from urbanverse.assets.record import (
     ThumbnailRenderer,
     load_asset,
     load_collision_parts,
+    load_visual_parts,
     save_asset,
 )
 from urbanverse.assets.store import AssetStore
@@ -135,6 +136,21 @@ def build_catalogue(
     return written
 
 
+def missing_entries(store: AssetStore, generators: Iterable[str], seeds: int) -> list[CatalogueEntry]:
+    """The entries of ``generators`` with a seed below ``seeds`` (those the ``DEFAULT_SIZE`` catalogue
+    has) that ``store`` does not hold."""
+    wanted = set(generators)
+    entries = [e for e in catalogue_entries(DEFAULT_SIZE) if e.generator in wanted and e.seed < seeds]
+    present = store.present(e.uid for e in entries)
+    return [e for e in entries if e.uid not in present]
+
+
+def fill_entries(store: AssetStore, entries: list[CatalogueEntry]) -> int:
+    """Add ``entries``' records to ``store`` (the records ``build_catalogue`` writes), their texts to be
+    embedded at the next text search; returns how many were added."""
+    return sum(store.add(records, embed=False) for records in iter_records(entries, workers=1))
+
+
 #: Bump when the files written for an asset change, so cached folders are regenerated.
 CACHE_FORMAT = 3
 
@@ -173,6 +189,14 @@ def asset_folder(asset: Asset, library_root: Path, *, thumbnail: ThumbnailRender
     if asset.source.kind == "ingested":
         return _ingested_folder(asset, library_root)
     return materialize(asset, thumbnail=thumbnail)
+
+
+def visual_parts(asset: Asset, library_root: Path) -> list:
+    """The asset's coloured visual parts (``mesh`` + linear ``rgb``, asset frame): rebuilt in memory for
+    procedural assets, read from the ingested folder's visual GLB otherwise."""
+    if asset.source.kind == "procedural":
+        return build_parts(entry_of(asset.uid))[1]
+    return load_visual_parts(_ingested_folder(asset, library_root), asset)
 
 
 def asset_parts(asset: Asset, library_root: Path) -> list[Part]:

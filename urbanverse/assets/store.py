@@ -8,6 +8,9 @@ Layout of a library folder::
                       records how many texts it covers and is extended or rebuilt when behind)
     ingested/<uid>/   asset folders of ingested files (generated assets live in the mesh cache)
 
+and a table ``appearance``: per asset and image embedder, the embedding of its rendered views and
+their colour, written the first time retrieval ranks the asset by look.
+
 Writes happen in one transaction, so a crash leaves the store as before; SQLite's WAL mode lets
 several processes search while one writes. One process writes at a time: writers hold the folder's
 lock (:meth:`AssetStore.writing`, ``urbanverse.locks``), and a second writer is refused at once with
@@ -41,7 +44,9 @@ EXACT_SEARCH_MAX = 20_000
 log = logging.getLogger(__name__)
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS texts (id INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, vector BLOB NOT NULL);
+-- A NULL vector is a text added without its embedding (``add(..., embed=False)``), embedded before
+-- the next text search. (Libraries made before that was allowed have NOT NULL here.)
+CREATE TABLE IF NOT EXISTS texts (id INTEGER PRIMARY KEY, text TEXT UNIQUE NOT NULL, vector BLOB);
 CREATE TABLE IF NOT EXISTS assets (
     uid TEXT PRIMARY KEY, l1 TEXT NOT NULL, l2 TEXT NOT NULL, l3 TEXT NOT NULL, source_kind TEXT NOT NULL,
     length REAL NOT NULL, width REAL NOT NULL, height REAL NOT NULL,
@@ -56,7 +61,23 @@ CREATE INDEX IF NOT EXISTS assets_l2 ON assets(l2, height, length, text_id);
 CREATE INDEX IF NOT EXISTS assets_l1 ON assets(l1, height, length, text_id);
 CREATE INDEX IF NOT EXISTS assets_height ON assets(height, length, text_id);
 CREATE INDEX IF NOT EXISTS assets_text ON assets(text_id);
+-- Appearance of an asset under one image embedder: the mean unit vector of its rendered views and
+-- the CIELAB colour of its pixels in them (filled lazily by retrieval, see ``urbanverse.retrieval``).
+CREATE TABLE IF NOT EXISTS appearance (
+    uid TEXT NOT NULL, embedder TEXT NOT NULL, vector BLOB NOT NULL, lab BLOB NOT NULL,
+    PRIMARY KEY (uid, embedder)
+);
 """
+
+
+@dataclass(frozen=True)
+class ClassMembers:
+    """The assets of one class: ``uids`` and their boxes ``dims`` ``(N, 3)`` (length, width, height,
+    m), with ``column`` the taxonomy level (``l3``, ``l2``, ``l1``) the class was matched on."""
+
+    column: str
+    uids: tuple[str, ...]
+    dims: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -123,6 +144,7 @@ class AssetStore:
         self._index = None
         self._index_count = 0
         self._vectors_cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._members_cache: dict[tuple, ClassMembers] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -150,10 +172,14 @@ class AssetStore:
         ``FolderLocked`` (exit 2, naming the holder) when another process writes the library."""
         return folder_lock(self.root, "asset library writer")
 
-    def add(self, assets: Iterable[Asset], vectors: dict[str, np.ndarray] | None = None) -> int:
+    def add(
+        self, assets: Iterable[Asset], vectors: dict[str, np.ndarray] | None = None, embed: bool = True
+    ) -> int:
         """Insert or replace ``assets`` in one transaction; returns how many were written.
 
-        Descriptions not yet in the store are embedded (or taken from ``vectors``, text -> unit vector).
+        Descriptions not yet in the store are embedded (or taken from ``vectors``, text -> unit vector);
+        with ``embed=False`` they are embedded before the next text search instead (what retrieval's
+        first fill of a library does: loading the text model costs seconds that a scene does not need).
         Takes the writer lock (:meth:`writing`).
         """
         assets = list(assets)
@@ -161,18 +187,38 @@ class AssetStore:
         known = self._text_ids(texts)
         missing = sorted(texts - known.keys())
         given = vectors or {}
-        to_embed = [t for t in missing if t not in given]
+        to_embed = [t for t in missing if t not in given] if embed or not self._vectors_may_wait() else []
         embedded = dict(zip(to_embed, embed_texts(to_embed), strict=True))
         with self.writing(), self._transaction() as db:
             for text in missing:
-                vector = np.asarray(given.get(text, embedded.get(text)), dtype=np.float32)
-                cur = db.execute("INSERT INTO texts (text, vector) VALUES (?, ?)", (text, vector.tobytes()))
+                vector = given.get(text, embedded.get(text))
+                blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+                cur = db.execute("INSERT INTO texts (text, vector) VALUES (?, ?)", (text, blob))
                 known[text] = cur.lastrowid
             db.executemany(
                 "INSERT OR REPLACE INTO assets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [self._row(a, known[search_text(a)]) for a in assets],
             )
         return len(assets)
+
+    def _vectors_may_wait(self) -> bool:
+        """Whether this library's texts table takes a NULL vector (see the schema)."""
+        columns = self._db.execute("PRAGMA table_info(texts)").fetchall()
+        return not next(c for c in columns if c[1] == "vector")[3]
+
+    def _embed_waiting(self) -> None:
+        """Embed the texts added without their vectors (``add(..., embed=False)``), under the writer lock."""
+        rows = self._db.execute("SELECT id, text FROM texts WHERE vector IS NULL ORDER BY id").fetchall()
+        if not rows:
+            return
+        vectors = embed_texts([text for _, text in rows])
+        with self.writing(), self._transaction() as db:
+            db.executemany(
+                "UPDATE texts SET vector = ? WHERE id = ?",
+                [(v.tobytes(), text_id) for (text_id, _), v in zip(rows, vectors, strict=True)],
+            )
+        self._index, self._index_count = None, 0  # the index never held the waiting texts
+        self._vectors_cache = None
 
     @staticmethod
     def _row(a: Asset, text_id: int) -> tuple:
@@ -238,6 +284,75 @@ class AssetStore:
         rng = np.random.default_rng(seed)
         return [uids[i] for i in sorted(rng.choice(len(uids), size=min(n, len(uids)), replace=False))]
 
+    def present(self, uids: Iterable[str]) -> set[str]:
+        """Those of ``uids`` that are in the store."""
+        items, out = sorted(set(uids)), set()
+        for i in range(0, len(items), 900):  # SQLite's host-parameter limit
+            chunk = items[i : i + 900]
+            rows = self._db.execute(
+                f"SELECT uid FROM assets WHERE uid IN ({','.join('?' * len(chunk))})", chunk
+            )
+            out.update(r[0] for r in rows)
+        return out
+
+    def members(self, column: str | None, value: str | None) -> ClassMembers:
+        """Every asset whose ``column`` (``l1``, ``l2`` or ``l3``) is ``value`` (every asset of the store
+        when ``column`` is None), with its box, in uid order.
+
+        Kept per process while the store's content is the same (:meth:`revision`): a scene asks for
+        the same classes many times."""
+        if column not in ("l1", "l2", "l3", None):
+            raise ValueError(f"cannot select by {column!r}")
+        key = (column, value, self.revision())
+        if key not in self._members_cache:
+            where, params = (f" WHERE {column} = ?", (value,)) if column else ("", ())
+            rows = self._db.execute(
+                f"SELECT uid, length, width, height FROM assets{where} ORDER BY uid", params
+            )
+            rows = rows.fetchall()
+            dims = np.array([r[1:] for r in rows], dtype=np.float64).reshape(-1, 3)
+            self._members_cache[key] = ClassMembers(column or "all", tuple(r[0] for r in rows), dims)
+        return self._members_cache[key]
+
+    def revision(self, source_kind: str | None = None) -> tuple[int, int]:
+        """``(count, largest rowid)`` of the assets (of ``source_kind`` only, when given): changes whenever
+        assets are added or replaced, so it tells a cached answer from a stale one."""
+        clause, params = ("WHERE source_kind = ?", [source_kind]) if source_kind else ("", [])
+        row = self._db.execute(f"SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM assets {clause}", params)
+        return tuple(row.fetchone())
+
+    # -------------------------------------------------------------- appearance
+    def appearance(self, uids: Iterable[str], embedder: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """uid -> (unit vector, CIELAB colour (3,)) of the ``uids`` whose appearance under ``embedder``
+        is stored; the others are missing from the result."""
+        items, out = sorted(set(uids)), {}
+        for i in range(0, len(items), 900):
+            chunk = items[i : i + 900]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT uid, vector, lab FROM appearance WHERE embedder = ? AND uid IN ({marks})",
+                [embedder, *chunk],
+            )
+            for uid, vector, lab in rows:
+                out[uid] = (np.frombuffer(vector, np.float32), np.frombuffer(lab, np.float64))
+        return out
+
+    def add_appearance(self, embedder: str, rows: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
+        """Store uid -> (unit vector, CIELAB colour) under ``embedder``, in one transaction (writer lock)."""
+        with self.writing(), self._transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO appearance VALUES (?, ?, ?, ?)",
+                [
+                    (
+                        uid,
+                        embedder,
+                        np.asarray(v, np.float32).tobytes(),
+                        np.asarray(lab, np.float64).tobytes(),
+                    )
+                    for uid, (v, lab) in rows.items()
+                ],
+            )
+
     # ------------------------------------------------------------------ search
     def _text_count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
@@ -302,7 +417,10 @@ class AssetStore:
     def search(
         self, query: str | np.ndarray, k: int = 10, where: SearchFilter | None = None
     ) -> list[SearchHit]:
-        """The ``k`` assets whose descriptions are closest to ``query`` (text or unit vector), filtered."""
+        """The ``k`` assets whose descriptions are closest to ``query`` (text or unit vector), filtered.
+        Texts added without their vectors are embedded first (``FolderLocked`` while another process
+        writes the library)."""
+        self._embed_waiting()
         q = embed_texts([query])[0] if isinstance(query, str) else np.asarray(query, dtype=np.float32)
         where = where or SearchFilter()
         clause, params = where.sql(self._category_column(where.category))

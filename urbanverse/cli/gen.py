@@ -33,6 +33,13 @@ def gen_command(
         ),
     ] = 1.6,
     cousins: Annotated[int, typer.Option(help="Library cousins per object (the first is placed).")] = 5,
+    library: Annotated[
+        Path | None,
+        typer.Option(
+            help="Asset library to take the cousins from (default: $URBANVERSE_LIBRARY, else the cache's "
+            "library/; a library never built gets the assets of the classes seen, in seconds, on first use)."
+        ),
+    ] = None,
     detector: Annotated[
         str,
         typer.Option(
@@ -81,7 +88,8 @@ def gen_command(
         cfg,
         [
             f"recon.camera_height_m={camera_height}",
-            f"cousins.k={cousins}",
+            f"retrieval.k={cousins}",
+            *([f"retrieval.library={json.dumps(str(library.resolve()))}"] if library else []),
             f"detection.detector={json.dumps(detector)}",
             *(overrides or []),
         ],

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanverse.assets.jobs import open_library
+from urbanverse.assets.store import AssetStore
 from urbanverse.layout.lift import LiftedObjects, front_anchored
 from urbanverse.layout.stage import FittedStreet
 from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.recon.record import Reconstruction
 from urbanverse.render.thumbnail import library_thumbnail
-from urbanverse.retrieval.cousins import CousinSet, asset_of
+from urbanverse.retrieval.cousins import CousinSet
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
@@ -86,9 +88,10 @@ def ground_regions(
 
 
 def place_objects(
-    lifted: LiftedObjects, cousins: CousinSet, regions: list[GroundRegion], scene_dir: Path
+    lifted: LiftedObjects, cousins: CousinSet, regions: list[GroundRegion], scene_dir: Path, store: AssetStore
 ) -> tuple[list[SceneObject], list[str]]:
-    """One scene object per lifted object that has a cousin; warnings for those that do not."""
+    """One scene object per lifted object that has a cousin (assets of ``store``, the library retrieval
+    ranked them from); warnings for those that do not."""
     by_track = {c.track_id: c for c in cousins.objects}
     objects, warnings = [], []
     for obj in lifted.objects:
@@ -96,8 +99,8 @@ def place_objects(
         if match is None or not match.uids:
             warnings.append(f"track {obj.track_id} ({obj.category}): no library asset of this class")
             continue
-        assets = [asset_of(uid) for uid in match.uids]
-        refs = [install_asset(a, scene_dir, thumbnail=library_thumbnail) for a in assets]
+        assets = [store.get(uid) for uid in match.uids]
+        refs = [install_asset(a, scene_dir, thumbnail=library_thumbnail, library=store.root) for a in assets]
         chosen = assets[0]
         xy = front_anchored(obj, chosen.length)
         # A front's length is measured (its depth is not): the asset is stretched along it, within
@@ -135,10 +138,13 @@ def assemble_scene(
     sky_name: str,
     recon: Reconstruction,
     scene_dir: Path,
+    library: Path | None = None,
 ) -> tuple[Scene, list[str]]:
-    """Install every library file into ``scene_dir`` and build the Scene record (not yet saved)."""
+    """Install every library file into ``scene_dir`` and build the Scene record (not yet saved); the
+    cousins are assets of the ``library`` folder (default: the default library)."""
     regions = ground_regions(street.model.regions, ground_materials, scene_dir)
-    objects, warnings = place_objects(street.objects, cousins, regions, scene_dir)
+    with open_library(library, must_exist=False) as store:
+        objects, warnings = place_objects(street.objects, cousins, regions, scene_dir, store)
     scene = Scene(
         name=name,
         source=SceneSource(kind="video", video_sha256=source_sha256, frames_used=frames_used),

@@ -13,7 +13,7 @@ from urbanverse.perception.detect import DetectionCfg
 from urbanverse.perception.track import TrackingCfg
 from urbanverse.recon.depth import DenseCfg
 from urbanverse.recon.stage import ReconCfg
-from urbanverse.retrieval.cousins import CousinCfg
+from urbanverse.retrieval.cousins import RetrievalCfg
 from urbanverse.video.stage import VideoCfg
 
 
@@ -36,7 +36,8 @@ class GenCfg:
     street: StreetFitCfg = dataclasses.field(default_factory=StreetFitCfg)
     """The street (or plaza, or path) model fitted to the ground seen, which becomes the scene's ground,
     and the objects set on it (``urbanverse.layout.street_fit``, ``urbanverse.layout.settle``)."""
-    cousins: CousinCfg = dataclasses.field(default_factory=CousinCfg)
+    retrieval: RetrievalCfg = dataclasses.field(default_factory=RetrievalCfg)
+    """Cousins of each object from the asset library: class, box size, look (``urbanverse.retrieval``)."""
     physics_fix: bool = True
     """Run the physics check and move interpenetrating objects apart."""
     compare_frames: int = 3

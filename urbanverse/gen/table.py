@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from urbanverse.assets.catalogue import DEFAULT_SIZE
+from urbanverse.assets.jobs import open_library
 from urbanverse.errors import InputError
 from urbanverse.gen.assemble import assemble_scene
 from urbanverse.gen.config import GenCfg
@@ -47,7 +49,7 @@ from urbanverse.recon.geometry import SparsePoints, load_points
 from urbanverse.recon.record import RECON_FILE, Reconstruction, load_reconstruction, save_reconstruction
 from urbanverse.recon.stage import run_recon
 from urbanverse.records import load_record, save_json
-from urbanverse.retrieval.cousins import prepare_candidates
+from urbanverse.retrieval.cousins import prepare_library
 from urbanverse.retrieval.stage import Retrieval, run_retrieval
 from urbanverse.video.record import KEYFRAMES_FILE, KeyframeSet, load_keyframes
 from urbanverse.video.stage import run_video
@@ -120,7 +122,8 @@ def _track(video: Keyframes, dets: FrameDetections, *, cfg: GenCfg, env: StageEn
 
 def _candidates(tracks: Tracks, *, cfg: GenCfg, env: StageEnv) -> None:
     if not env.stop.is_set():
-        prepare_candidates((t.category for t in tracks.tracks if not t.dynamic), cfg.cousins)
+        with open_library(cfg.retrieval.library, must_exist=False) as store:
+            prepare_library(store, {t.category for t in tracks.tracks if not t.dynamic}, cfg.retrieval)
 
 
 def _camera(video: Keyframes, *, cfg: GenCfg, env: StageEnv) -> CameraModel:
@@ -177,7 +180,6 @@ def _retrieve(
     video: Keyframes,
     objects: LiftedObjects,
     tracks: Tracks,
-    dets: FrameDetections,
     ground: GroundEvidence,
     recon: Reconstruction,
     candidates: None,
@@ -185,7 +187,7 @@ def _retrieve(
     cfg: GenCfg,
     env: StageEnv,
 ) -> Retrieval:
-    return run_retrieval(objects, tracks, dets, video.images, ground.pixel_samples, cfg.cousins, recon)
+    return run_retrieval(objects, tracks, video.images, ground.pixel_samples, cfg.retrieval, recon)
 
 
 def _scene(
@@ -201,9 +203,19 @@ def _scene(
     scene, notes = assemble_scene(
         env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), street,
         retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
+        cfg.retrieval.library,
     )  # fmt: skip
     scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
     return {"warnings": [*street.warnings, *notes], "fixes": fixes}
+
+
+def _retrieval_key(cfg: GenCfg) -> tuple:
+    """The retrieval settings, the library's ingested assets, and whether its catalogue was built whole:
+    ingesting an asset or building the library reruns retrieval (a library's own fill, always the same
+    assets of the same classes, does not)."""
+    with open_library(cfg.retrieval.library, must_exist=False) as store:
+        built = store.revision("procedural")[0] >= DEFAULT_SIZE
+        return cfg.retrieval, str(store.root.resolve()), store.revision("ingested"), built
 
 
 # --- what each output must hold for the stages after it ---
@@ -279,7 +291,13 @@ STAGES: tuple[Stage[GenCfg], ...] = (
         key_parts=lambda c: (c.tracking, embedder_available()),  # appearance matching on or off
         store=Store(TRACKS_FILE, None, lambda work: load_record(Tracks, work / TRACKS_FILE)),
     ),
-    Stage(name="candidates", inputs=("track",), run=_candidates, key_parts=lambda c: c.cousins, store=None),
+    Stage(
+        name="candidates",
+        inputs=("track",),
+        run=_candidates,
+        key_parts=lambda c: (c.retrieval.library, c.retrieval.core_seeds),
+        store=None,
+    ),
     Stage(
         name="camera",
         inputs=("video",),
@@ -326,9 +344,9 @@ STAGES: tuple[Stage[GenCfg], ...] = (
     ),
     Stage(
         name="retrieve",
-        inputs=("video", "objects", "track", "detect", "ground", "calibrate", "candidates"),
+        inputs=("video", "objects", "track", "ground", "calibrate", "candidates"),
         run=_retrieve,
-        key_parts=lambda c: c.cousins,
+        key_parts=_retrieval_key,
         store=_json_store(Retrieval, RETRIEVAL_FILE),
     ),
     Stage(

@@ -8,13 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from urbanverse.assets.ground_materials import match_ground
+from urbanverse.assets.jobs import open_library
 from urbanverse.assets.skies import match_sky
 from urbanverse.layout.appearance import box_corners, view_boxes
 from urbanverse.layout.lift import LiftedObjects
-from urbanverse.perception.record import FrameDetections, Tracks
+from urbanverse.perception.record import Tracks
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import record
-from urbanverse.retrieval.cousins import CousinCfg, Cousins, CousinSet, rank_cousins
+from urbanverse.retrieval.appearance import AssetAppearance, FrameBox, object_looks
+from urbanverse.retrieval.cousins import CousinSet, ObjectLook, RetrievalCfg, prepare_library, rank_cousins
 
 #: Ground types the material library tags; terrain maps to the grass/soil family.
 #: Scene ground type -> (the ground stage's colour sample it is matched from, the materials' tag).
@@ -49,46 +51,26 @@ class Retrieval:
     sky_distance: float
 
 
-def _central_pixels(image: np.ndarray, box: Sequence[float]) -> np.ndarray:
-    """``(N, 3)`` pixels of the central half (each side) of pixel ``box`` (x0, y0, x1, y1) in
-    ``image``, clipped to it: an object's own colour, not the background its box corners take in."""
-    x1, y1, x2, y2 = box
-    w, h = x2 - x1, y2 - y1
-    rows = slice(max(0, int(y1 + h / 4)), max(0, int(y2 - h / 4)))
-    cols = slice(max(0, int(x1 + w / 4)), max(0, int(x2 - w / 4)))
-    return image[rows, cols].reshape(-1, 3)
-
-
-def _mean_colour(pixels: list[np.ndarray]) -> np.ndarray | None:
-    """Mean sRGB (3,) uint8 of the pixel arrays, None when they hold none."""
-    pixels = [p for p in pixels if len(p)]
-    return np.concatenate(pixels).mean(axis=0).astype(np.uint8) if pixels else None
-
-
-def _crop_colours(
-    tracks: Tracks, detections: FrameDetections, images: dict[int, np.ndarray]
-) -> dict[int, np.ndarray]:
-    """Mean sRGB colour (3,) uint8 of the central half of up to three boxes per track."""
+def _track_boxes(tracks: Tracks, images: dict[int, np.ndarray]) -> dict[int, list[FrameBox]]:
+    """Per track, its three highest-scoring detector boxes in the keyframes."""
     out = {}
     for track in tracks.tracks:
-        best = [o for o in sorted(track.observations, key=lambda o: -o.score)[:3] if o.frame_index in images]
-        colour = _mean_colour([_central_pixels(images[o.frame_index], o.box) for o in best])
-        if colour is not None:
-            out[track.track_id] = colour
+        best = [o for o in sorted(track.observations, key=lambda o: -o.score) if o.frame_index in images][:3]
+        if best:
+            out[track.track_id] = [(o.frame_index, o.box) for o in best]
     return out
 
 
-def _projected_colours(
+def _projected_boxes(
     lifted: LiftedObjects,
     recon: Reconstruction,
     images: dict[int, np.ndarray],
     skip: set[int],
     views: int = 3,
-) -> dict[int, np.ndarray]:
-    """Mean sRGB colour (3,) uint8 of the central half of each object's box projected into the
-    ``views`` registered keyframes nearest to it, for the objects not in ``skip`` (those a track's
-    boxes already colour) and not seen by their front only. Objects found in the dense points have
-    no detector box: without this their cousins were ranked by size alone."""
+) -> dict[int, list[FrameBox]]:
+    """Per object not in ``skip`` (those a track's boxes already show) and not seen by its front only,
+    its box projected into the ``views`` registered keyframes nearest to it. Objects found in the dense
+    points have no detector box: without this their cousins were ranked by size alone."""
     out = {}
     for o in lifted.objects:
         if o.track_id in skip or o.front_only:
@@ -96,9 +78,8 @@ def _projected_colours(
         axis = np.array([math.cos(o.yaw), math.sin(o.yaw)])
         corners = box_corners(np.asarray(o.position[:2]), axis, *o.size)
         boxes = view_boxes(recon, corners, sorted(images), views)  # (it keeps the registered ones)
-        colour = _mean_colour([_central_pixels(images[index], box) for index, box in boxes])
-        if colour is not None:
-            out[o.track_id] = colour
+        if boxes:
+            out[o.track_id] = list(boxes)
     return out
 
 
@@ -118,23 +99,36 @@ def sky_pixels(images: Sequence[np.ndarray], max_pixels: int = 100_000) -> np.nd
 def run_retrieval(
     lifted: LiftedObjects,
     tracks: Tracks,
-    detections: FrameDetections,
     images: dict[int, np.ndarray],
     ground_samples: dict[str, np.ndarray],
-    cfg: CousinCfg | None = None,
+    cfg: RetrievalCfg,
     recon: Reconstruction | None = None,
 ) -> Retrieval:
-    """Rank cousins for every lifted object; match ground materials and the sky (see module docstrings).
-    ``recon``: the keyframes' cameras, which colour the objects no track's boxes do; None: size alone
-    ranks those."""
-    cfg = cfg or CousinCfg()
-    colours = _crop_colours(tracks, detections, images)
+    """Rank cousins for every lifted object from the library of ``cfg.library``; match ground materials
+    and the sky (see module docstrings). ``recon``: the keyframes' cameras, which show the objects no
+    track's boxes do; None: size alone ranks those."""
+    boxes = _track_boxes(tracks, images)
     if recon is not None:
-        colours |= _projected_colours(lifted, recon, images, set(colours))
-    cousins: list[Cousins] = [
-        rank_cousins(o.track_id, o.category, o.size, colours.get(o.track_id), cfg, o.front_only, o.top_cut)
-        for o in lifted.objects
-    ]
+        boxes |= _projected_boxes(lifted, recon, images, set(boxes))
+    looks = object_looks(boxes, images, cfg)
+    no_look = ObjectLook(None, None)
+    with open_library(cfg.library, must_exist=False) as store:
+        prepare_library(store, {o.category for o in lifted.objects}, cfg)
+        appearance = AssetAppearance(store, cfg)
+        cousins = [
+            rank_cousins(
+                o.track_id,
+                o.category,
+                o.size,
+                looks.get(o.track_id, no_look),
+                store,
+                appearance.of,
+                cfg,
+                o.front_only,
+                o.top_cut,
+            )  # fmt: skip
+            for o in lifted.objects
+        ]
     materials = dict(UNSEEN_MATERIAL)
     for kind, (source, tag) in _MATERIAL_SOURCE.items():
         sample = ground_samples.get(source)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from urbanverse.assets.catalogue import materialize
+from urbanverse.assets.catalogue import asset_folder, materialize
 from urbanverse.assets.ground_materials import ground_material
 from urbanverse.assets.record import Asset, ThumbnailRenderer
 from urbanverse.assets.skies import sky_map
@@ -17,16 +17,26 @@ from urbanverse.records import atomic_dir
 from urbanverse.scene.record import AssetRef, Material, Sky
 
 
-def install_asset(asset: Asset, scene_dir: Path, *, thumbnail: ThumbnailRenderer) -> AssetRef:
-    """Copy a generated asset's folder into ``scene_dir/assets/<uid>`` (once).
+def install_asset(
+    asset: Asset, scene_dir: Path, *, thumbnail: ThumbnailRenderer, library: Path | None = None
+) -> AssetRef:
+    """Copy an asset's folder into ``scene_dir/assets/<uid>`` (once): an ingested asset's folder in the
+    ``library`` folder it was ingested into, or a generated asset's folder in the mesh cache.
 
-    The folder is generated on first use, ``thumbnail`` drawing its thumbnail (pass
+    A generated folder is made on first use, ``thumbnail`` drawing its thumbnail (pass
     ``urbanverse.render.thumbnail.library_thumbnail``). The copy is written whole or not at all, so a
     process killed while copying leaves no folder that a later run would take for the asset."""
     target = Path(scene_dir) / "assets" / asset.uid
     if not target.exists():
         with atomic_dir(target) as partial:
-            shutil.copytree(materialize(asset, thumbnail=thumbnail), partial, dirs_exist_ok=True)
+            if asset.source.kind == "ingested" and library is None:
+                raise ValueError(f"asset {asset.uid} is ingested: name the library that holds its folder")
+            folder = (
+                asset_folder(asset, library, thumbnail=thumbnail)
+                if library
+                else materialize(asset, thumbnail=thumbnail)
+            )
+            shutil.copytree(folder, partial, dirs_exist_ok=True)
     return AssetRef(uid=asset.uid, path=f"assets/{asset.uid}")
 
 

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
 import trimesh
+from PIL import Image
 from pxr import Usd, UsdGeom, Vt
+from scipy.spatial import ConvexHull
+from shapely.geometry import Polygon
 
-from urbanverse.assets.ingest import IngestCfg, ingest
+from urbanverse.assets.ingest import IngestCfg, convex_parts, ingest
 from urbanverse.assets.record import load_asset, load_collision_parts
 from urbanverse.assets.store import AssetStore
+from urbanverse.errors import MissingDependencyError
 from urbanverse.render.thumbnail import library_thumbnail
 
 
@@ -124,3 +129,64 @@ def test_usd_polygons_fan_triangulated_in_order():
         expected += [[indices[start], indices[start + i], indices[start + i + 1]] for i in range(1, n - 1)]
         start += n
     assert _fan_triangles(counts, indices, 9).tolist() == expected
+
+
+# --- convex decomposition ---------------------------------------------------------------------
+
+#: Side profile (x: depth, z: height, m) of a block chair: a seat 0.45 m high, front at x = 0.5, and a
+#: backrest 0.1 m thick at the back (x = 0..0.1) up to 0.9 m. One closed, L-shaped solid.
+CHAIR_PROFILE = [(0.0, 0.0), (0.5, 0.0), (0.5, 0.45), (0.1, 0.45), (0.1, 0.9), (0.0, 0.9)]
+CHAIR_WIDTH = 0.6
+
+
+def _chair() -> trimesh.Trimesh:
+    """The block chair in our frame (Z-up, front +X), 0.6 m wide along y."""
+    chair = trimesh.creation.extrude_polygon(Polygon(CHAIR_PROFILE), CHAIR_WIDTH)  # profile in x-y, along z
+    chair.apply_transform(trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)))  # y -> z
+    chair.apply_translation((0.0, CHAIR_WIDTH, 0.0))  # from y = -0.6..0 to 0..0.6
+    assert chair.is_volume and chair.volume / chair.convex_hull.volume < 0.8
+    return chair
+
+
+def _inside(parts: list[trimesh.Trimesh], point) -> bool:
+    """Whether ``point`` lies in any of the convex ``parts``."""
+    for part in parts:
+        eq = ConvexHull(part.vertices).equations
+        if np.all(eq[:, :3] @ np.asarray(point) + eq[:, 3] <= 1e-9):
+            return True
+    return False
+
+
+def test_non_convex_component_cut_into_pieces_that_leave_the_notch_empty():
+    chair = _chair()
+    parts = convex_parts(chair)
+    assert len(parts) > 1
+    notch = (0.2, CHAIR_WIDTH / 2, 0.6)  # above the seat, in front of the backrest, inside the hull
+    assert _inside([chair.convex_hull], notch) and not _inside(parts, notch)
+    for inside_chair in [(0.3, 0.3, 0.2), (0.05, 0.3, 0.8)]:  # the seat block, the backrest
+        assert _inside(parts, inside_chair)
+    again = convex_parts(chair)  # coacd runs with a fixed seed: the same pieces every time
+    assert all(np.array_equal(a.vertices, b.vertices) for a, b in zip(parts, again, strict=True))
+    assert len(convex_parts(trimesh.creation.box((1.0, 0.5, 0.3)))) == 1
+
+
+def test_texture_seams_do_not_cut_a_solid_into_flat_pieces(tmp_path):
+    """A textured GLB repeats a vertex for each UV it has: the box is still one solid part."""
+    box = trimesh.creation.box((0.4, 0.4, 0.4))
+    box.unmerge_vertices()
+    uv = np.random.default_rng(0).random((len(box.vertices), 2))
+    box.visual = trimesh.visual.TextureVisuals(uv=uv, image=Image.new("RGB", (4, 4), (200, 20, 20)))
+    box.export(tmp_path / "textured.glb")
+    with AssetStore(tmp_path / "lib") as store:
+        (asset,), rejected = ingest([tmp_path / "textured.glb"], store, thumbnail=library_thumbnail)
+        folder = store.root / "ingested" / asset.uid
+        assert not rejected and len(load_collision_parts(folder, asset)) == 1
+
+
+def test_without_coacd_ingest_stops_with_the_install_command(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "coacd", None)  # import coacd raises ImportError
+    with (
+        AssetStore(tmp_path / "lib") as store,
+        pytest.raises(MissingDependencyError, match="pip install 'coacd"),
+    ):
+        ingest([tmp_path], store, thumbnail=library_thumbnail)

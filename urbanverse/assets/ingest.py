@@ -1,12 +1,12 @@
 """Ingest mesh files (GLB/GLTF/OBJ/PLY/STL/USD) and UrbanVerse-100K pairs into the asset store.
 
-Each file is loaded, normalised (Z-up, metric scale, base at z = 0, centred in x and y), split
-into convex collision parts (``convex_parts``: one convex hull per connected component, clearly
-non-convex components cut into convex pieces by coacd, the 32 largest parts kept), and annotated:
-values in an UrbanVerse-100K ``std_<uid>.json`` are kept and marked ``annotated``, everything else
-is measured or derived as for generated assets. Bad files are rejected one by one with a one-line
-reason; the store is written in one transaction at the end, and each asset folder appears whole or
-not at all.
+Each file is loaded, normalised (Z-up, metric scale, an annotated front turned to +X, base at z = 0,
+centred in x and y), split into convex collision parts (``convex_parts``: one convex hull per
+connected component, clearly non-convex components cut into convex pieces by coacd, the 32 largest
+parts kept), and annotated: values in an UrbanVerse-100K ``std_<uid>.json`` are kept and marked
+``annotated``, everything else is measured or derived as for generated assets. Bad files are
+rejected one by one with a one-line reason; the store is written in one transaction at the end, and
+each asset folder appears whole or not at all.
 
 Bounds, checked before or right after loading: a file of at most ``MAX_MESH_BYTES``; at most
 ``MAX_FACES`` triangles; a glTF/GLB reads its external buffers and images only from regular files
@@ -40,7 +40,7 @@ from urbanverse.assets.record import (
     VisualPart,
     save_asset,
 )
-from urbanverse.assets.std_record import load_annotation
+from urbanverse.assets.std_record import front_yaw_deg, load_annotation
 from urbanverse.assets.store import AssetStore
 from urbanverse.assets.taxonomy import TAXONOMY
 from urbanverse.errors import InputError, MissingDependencyError
@@ -274,9 +274,10 @@ def _check_gltf_references(path: Path) -> None:
 
 
 def load_normalised(
-    path: Path, cfg: IngestCfg, height_m: float | None
+    path: Path, cfg: IngestCfg, height_m: float | None, yaw_deg: float = 0.0
 ) -> tuple[trimesh.Scene, trimesh.Trimesh]:
-    """The file as a visual scene and one merged mesh, Z-up, metres, base at z = 0, centred in x, y."""
+    """The file as a visual scene and one merged mesh, Z-up, metres, base at z = 0, centred in x, y;
+    turned ``yaw_deg`` degrees about +Z (counter-clockwise seen from above) before it is measured."""
     suffix = path.suffix.lower()
     if suffix in (".usd", ".usda", ".usdc"):
         merged = _load_usd(path)
@@ -296,10 +297,11 @@ def load_normalised(
     if n_faces > MAX_FACES:
         raise RejectedFile(f"{n_faces} triangles, over the limit of {MAX_FACES}")
     merged = trimesh.util.concatenate(meshes)
-    if y_up:
-        up = trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0))
-        scene.apply_transform(up)
-        merged.apply_transform(up)
+    if y_up or yaw_deg:
+        up = trimesh.transformations.rotation_matrix(math.pi / 2, (1, 0, 0)) if y_up else np.eye(4)
+        turn = trimesh.transformations.rotation_matrix(math.radians(yaw_deg), (0, 0, 1)) @ up
+        scene.apply_transform(turn)
+        merged.apply_transform(turn)
     extent = merged.extents
     if not np.all(np.isfinite(extent)) or extent.max() <= 0:
         raise RejectedFile("degenerate geometry")
@@ -474,6 +476,11 @@ def _overlay(asset: Asset, annotation: dict) -> Asset:
 def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: ThumbnailRenderer) -> Asset:
     """Ingest one file into ``out_root/<uid>/``; raises ``RejectedFile`` with the reason to reject it.
 
+    An UrbanVerse-100K pair whose annotation gives the front (``frontView`` or ``pose_z_rot_angle``,
+    see ``urbanverse.assets.std_record``) is turned about +Z so that the front lies along +X before it
+    is measured; the turn is recorded in ``source.parameters`` (``front_yaw_deg``: degrees,
+    counter-clockwise seen from above; ``front_from``: the annotation field it came from).
+
     ``thumbnail`` draws the folder's ``thumbnail.png`` from the visual mesh (see ``ThumbnailRenderer``)."""
     if not path.is_file():
         raise RejectedFile("file not found")
@@ -494,8 +501,10 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     height = annotation.get("height")
     height = float(height) if isinstance(height, int | float) and 0 < height < math.inf else None
+    front = front_yaw_deg(annotation)
+    yaw_deg = front[0] if front else 0.0
     try:
-        scene, merged = load_normalised(path, cfg, height)
+        scene, merged = load_normalised(path, cfg, height, yaw_deg)
     except RejectedFile:
         raise
     except Exception as exc:  # loaders raise many types on corrupt input
@@ -511,7 +520,8 @@ def ingest_file(path: Path, out_root: Path, cfg: IngestCfg, *, thumbnail: Thumbn
     uid = path.stem[4:] if annotation and path.stem.startswith("std_") else f"ing_{digest[:16]}"
     category_path = _category(annotation, cfg)
     synset = TAXONOMY[category_path[2]].synset if category_path[2] in TAXONOMY else ""
-    source = AssetSource(kind="ingested", file=path.name, sha256=digest)
+    turned = {"front_yaw_deg": yaw_deg, "front_from": front[1]} if front else None
+    source = AssetSource(kind="ingested", file=path.name, sha256=digest, parameters=turned)
     asset = annotate(
         parts,
         uid=uid,

@@ -147,6 +147,21 @@ CORPUS = [
     ),
     ("height 1e9", "abc123", json.dumps({**BASE, "height": 1e9}).encode(), "height: 1e+09 is outside"),
     ("infinite mass", "abc123", json.dumps({**BASE, "mass": math.inf}).encode(), "mass: inf is outside"),
+    # Orientation: a wrong front would turn the asset, so a bad one refuses the pair.
+    (
+        "frontView 7",
+        "abc123",
+        json.dumps({**BASE, "frontView": 7}).encode(),
+        "frontView: 7 is outside [0, 3]",
+    ),
+    ("frontView text", "abc123", json.dumps({**BASE, "frontView": "abc"}).encode(), "got 'abc'"),
+    ("frontView null", "abc123", json.dumps({**BASE, "frontView": None}).encode(), "accepted"),
+    (
+        "pose_z_rot_angle in degrees",
+        "abc123",
+        json.dumps({**BASE, "pose_z_rot_angle": 270.0}).encode(),
+        "pose_z_rot_angle: 270 is outside ±6.28319 rad",
+    ),
     # Bad files:
     ("a list", "abc123", b"[1, 2]", "expected a JSON object, got list"),
     ("truncated", "abc123", json.dumps(BASE).encode()[:30], "not valid JSON"),

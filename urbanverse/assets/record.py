@@ -44,7 +44,10 @@ ValueOrigin = Literal["measured", "derived", "annotated"]
 
 @record
 class AssetSource:
-    """Provenance: a generator with its parameters and seed, or an ingested file with its hash."""
+    """Provenance: a generator with its parameters and seed, or an ingested file with its hash (and,
+    for an UrbanVerse-100K pair with an annotated front, ``parameters`` ``front_yaw_deg``: the turn
+    about +Z applied to bring the front to +X, degrees counter-clockwise seen from above, and
+    ``front_from``: the annotation field that gave it)."""
 
     kind: Literal["procedural", "ingested"]
     generator: str | None = None

@@ -28,16 +28,20 @@ from urbanverse.scene.record import AssetRef, Scene
 
 
 @functools.cache
-def _asset_facts(folder: Path) -> tuple[str | None, np.ndarray]:
-    """The generator name (None for an ingested asset) and rendered CIELAB colour of the asset folder."""
-    asset = load_asset(folder)
-    _, lab = asset_views(load_visual_parts(folder, asset), RetrievalCfg())
-    generator = asset.source.generator.split("@")[0] if asset.source.generator else None
-    return generator, lab
+def _generator(folder: Path) -> str | None:
+    """The name of the generator that made the asset in ``folder`` (None for an ingested asset)."""
+    generator = load_asset(folder).source.generator
+    return generator.split("@")[0] if generator else None
 
 
-def _facts(scene_dir: Path, ref: AssetRef) -> tuple[str | None, np.ndarray]:
-    return _asset_facts((Path(scene_dir) / ref.path).resolve())
+@functools.cache
+def _rendered_lab(folder: Path) -> np.ndarray:
+    """The rendered CIELAB colour of the asset in ``folder``."""
+    return asset_views(load_visual_parts(folder, load_asset(folder)), RetrievalCfg())[1]
+
+
+def _folder(scene_dir: Path, ref: AssetRef) -> Path:
+    return (Path(scene_dir) / ref.path).resolve()
 
 
 def retrieval_scores(
@@ -49,10 +53,15 @@ def retrieval_scores(
         placed, true = generated.objects[r], truth.objects[c]
         classes.append(float(placed.category == true.category))
         sizes.append(float(np.abs(np.subtract(placed.size, true.size)).sum()))
-        true_generator, true_lab = _facts(truth_dir, true.asset)
-        _, placed_lab = _facts(generated_dir, placed.asset)
+        true_lab, placed_lab = (
+            _rendered_lab(_folder(truth_dir, true.asset)),
+            _rendered_lab(_folder(generated_dir, placed.asset)),
+        )
         colours.append(float(ciede2000(placed_lab, true_lab)))
-        cousin_generators = {_facts(generated_dir, ref)[0] for ref in (placed.asset, *placed.cousins)}
+        true_generator = _generator(_folder(truth_dir, true.asset))
+        cousin_generators = {
+            _generator(_folder(generated_dir, ref)) for ref in (placed.asset, *placed.cousins)
+        }
         looks.append(float(true_generator is not None and true_generator in cousin_generators))
     out: dict[str, float | list[float]] = {
         "ret_class_list": classes,

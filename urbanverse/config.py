@@ -100,7 +100,7 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
     if tp is str or tp is Path or tp == Path | str:
         if isinstance(value, list | dict):
             raise InputError(f"{where}: expected a string, got {_short(value)}")
-        return str(value)
+        return Path(value) if tp is Path else str(value)
     return value
 
 

@@ -110,11 +110,21 @@ def test_a_detection_error_beside_the_camera_stage_exits_2_and_leaves_only_error
         ("ground.lightness_weight=0", "ground.lightness_weight"),
         ("dense.threads=0", "dense.threads"),
         ("lift.consensus_m=-1", "lift.consensus_m"),
+        ("retrieval.size_keep=0", "retrieval.size_keep"),
+        ("retrieval.embedder=resnet", "mobilenetv2"),
     ],
 )
 def test_unknown_or_bad_setting_is_a_clear_error(walk_video, tmp_path, setting, said):
     result = runner.invoke(app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--set", setting])
     assert result.exit_code == 2 and said in result.output
+
+
+def test_a_library_that_is_not_there_is_a_clear_error(walk_video, tmp_path):
+    result = runner.invoke(
+        app, ["gen", str(walk_video), "-o", str(tmp_path / "o"), "--library", str(tmp_path / "no")]
+    )
+    assert result.exit_code == 2 and "no asset library here" in result.output
+    assert not (tmp_path / "o" / "scene.json").exists()
 
 
 def test_a_static_camera_gives_a_single_view_scene(walk_video, tmp_path):

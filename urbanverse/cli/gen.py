@@ -79,6 +79,7 @@ def gen_command(
     long walks into segments, one scene each."""
     from rich.console import Console
 
+    from urbanverse.assets.jobs import open_library
     from urbanverse.config import apply_overrides
     from urbanverse.gen.pipeline import GenCfg, clear_for_error, run_gen
     from urbanverse.gen.shots import run_gen_per_shot
@@ -94,6 +95,8 @@ def gen_command(
             *(overrides or []),
         ],
     )
+    if cfg.retrieval.library is not None:  # one named by the user must be there (a default one fills itself)
+        open_library(cfg.retrieval.library).close()
     console = Console(stderr=True)
     status = console.status("starting")
 

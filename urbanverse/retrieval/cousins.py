@@ -36,7 +36,9 @@ from urbanverse.assets.generators import GENERATORS
 from urbanverse.assets.store import AssetStore, ClassMembers
 from urbanverse.assets.taxonomy import TAXONOMY, get_class
 from urbanverse.colour import ciede2000
+from urbanverse.errors import InputError
 from urbanverse.records import record
+from urbanverse.retrieval.embedders import check_spec
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +88,17 @@ class RetrievalCfg:
     class, whose every asset is drawn and embedded)."""
     use_look: bool = True
     """Stage 3 on; off: box distance alone ranks the cousins (ablation)."""
+
+    def __post_init__(self) -> None:
+        for name in ("k", "core_seeds", "size_keep", "view_px", "text_candidates"):
+            if getattr(self, name) < 1:
+                raise InputError(f"retrieval.{name}: expected >= 1, got {getattr(self, name)}")
+        for name in ("look_weight", "colour_weight", "unseen_height_weight"):
+            if not getattr(self, name) >= 0:
+                raise InputError(f"retrieval.{name}: expected >= 0, got {getattr(self, name)}")
+        if not self.view_azimuths_deg:
+            raise InputError("retrieval.view_azimuths_deg: expected at least one view")
+        check_spec(self.embedder)
 
 
 @record

@@ -110,16 +110,28 @@ def letterbox(image: np.ndarray, size: int, fill: tuple[int, ...]) -> np.ndarray
 
 
 @functools.cache
+def check_spec(spec: str) -> None:
+    """``InputError`` unless ``spec`` names an embedder (a model folder it names must exist); loads nothing,
+    so that a configuration is checked before the stages that run ahead of retrieval."""
+    kind, _, path = spec.partition(":")
+    if spec != "mobilenetv2" and not (kind in ("dinov2", "clip") and path):
+        raise InputError(f"image embedder {spec!r}: expected {SPECS}")
+    if path and not Path(path).expanduser().is_dir():
+        label = {"dinov2": "DINOv2", "clip": "CLIP"}[kind]
+        raise InputError(
+            f"image embedder {spec!r}: {path} is missing; expected a Hugging Face {label} model folder"
+        )
+
+
 def make_embedder(spec: str) -> ImageEmbedder:
     """The embedder named by ``spec`` (see the module docstring), loaded once per process."""
+    check_spec(spec)
     kind, _, path = spec.partition(":")
-    if spec == "mobilenetv2":
-        return mobilenetv2()
-    if kind == "dinov2" and path:
+    if kind == "dinov2":
         return _dinov2(Path(path).expanduser())
-    if kind == "clip" and path:
+    if kind == "clip":
         return _clip(Path(path).expanduser())
-    raise InputError(f"image embedder {spec!r}: expected {SPECS}")
+    return mobilenetv2()
 
 
 def mobilenetv2(size: int = MOBILENET_SIZE) -> TorchEmbedder:

@@ -57,8 +57,6 @@ class AssetAppearance:
     def __init__(self, store: AssetStore, cfg: RetrievalCfg):
         self.store, self.cfg = store, cfg
         self._known: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        self.drawn = 0
-        """Assets whose views this object drew and embedded (not found in the library)."""
 
     @property
     def embedder(self):
@@ -78,12 +76,13 @@ class AssetAppearance:
             self._known |= self.store.appearance(need, self.key)
             missing = [u for u in need if u not in self._known]
             if missing:
-                made = self._draw(missing)
+                made = self.draw(missing)
                 self._known |= made
                 self._keep(made)
         return {u: self._known[u] for u in uids if u in self._known}
 
-    def _draw(self, uids: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    def draw(self, uids: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Draw and embed the views of ``uids`` now (neither read from nor written to the library)."""
         images, labs, drawn = [], [], []
         for uid in uids:
             asset = self.store.get(uid)
@@ -96,7 +95,6 @@ class AssetAppearance:
             images += views
             labs.append(lab)
             drawn.append(uid)
-        self.drawn += len(drawn)
         if not drawn:
             return {}
         per_view = self.embedder.embed(images).reshape(len(drawn), len(self.cfg.view_azimuths_deg), -1)

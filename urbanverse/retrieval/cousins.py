@@ -72,7 +72,7 @@ class RetrievalCfg:
     front-right and back-right three-quarter views in which a walker sees street objects."""
     view_px: int = 128
     """Side of a rendered view (pixels)."""
-    look_weight: float = 0.15
+    look_weight: float = 0.3
     """Metres of box distance that 0.1 of cosine distance between crop and views is worth."""
     colour_weight: float = 0.1
     """Metres of box distance that 10 CIEDE2000 units between crop and rendered colour are worth."""

@@ -1,9 +1,11 @@
 """An asset a user ingests takes part in gen: a red park bench, made by hand and ingested with an
 UrbanVerse-100K annotation, stands in a street; gen on a walk past it places that bench, not a
-procedural one, and the scene's USD offers it among the object's cousins."""
+procedural one, the scene's USD offers it among the object's cousins, and the viewer draws it and
+every cousin."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 
@@ -17,6 +19,7 @@ from urbanverse.assets.store import AssetStore
 from urbanverse.cli.app import app
 from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.render.tour import TourCfg, run_render_tour
+from urbanverse.viewer.cache import ViewerCache
 
 RED, IRON = (200, 25, 25, 255), (60, 60, 60, 255)
 
@@ -72,3 +75,6 @@ def test_gen_places_an_ingested_asset_that_fits_better_than_any_procedural_one(t
     assert benches and all(o["asset"]["uid"] == red.uid for o in benches)
     assert json.loads((out / "assets" / red.uid / "asset.json").read_text())["source"]["kind"] == "ingested"
     assert f"prepend references = @./assets/{red.uid}/asset.usda@" in (out / "scene.usda").read_text()
+    cache = ViewerCache()  # the viewer's "shown asset" switch draws the placed asset and every cousin
+    for ref in (r for o in benches for r in (o["asset"], *o["cousins"])):
+        assert trimesh.load(io.BytesIO(cache.glb(out / ref["path"])), file_type="glb").bounds is not None

@@ -1,5 +1,5 @@
 """MuJoCo physics check: the example is stable; sunk, floating, toppling and overlapping objects fail;
-``fix_penetrations`` resolves overlaps."""
+``fix_penetrations`` resolves overlaps; ``drop_entangled`` removes what it could not separate."""
 
 from __future__ import annotations
 
@@ -7,7 +7,12 @@ import dataclasses
 
 import pytest
 
-from urbanverse.scene.physics_check import PhysicsCheckCfg, fix_penetrations, run_physics_check
+from urbanverse.scene.physics_check import (
+    PhysicsCheckCfg,
+    drop_entangled,
+    fix_penetrations,
+    run_physics_check,
+)
 from urbanverse.scene.record import load_scene
 
 
@@ -54,6 +59,20 @@ def test_overlapping_objects_are_pushed_apart(example_dir):
     fixed, notes = fix_penetrations(overlapping, example_dir)
     assert notes
     assert run_physics_check(fixed, example_dir, PhysicsCheckCfg(duration_s=0.5)).ok
+
+
+def test_the_less_confident_of_two_entangled_objects_is_removed(example_dir):
+    scene = load_scene(example_dir)
+    bench = next(o for o in scene.objects if o.id == "bench_1")
+    # Two benches in one place (a duplicate detection); the copy is the less confident.
+    copy = dataclasses.replace(bench, id="bench_copy", confidence=bench.confidence / 2)
+    doubled = dataclasses.replace(scene, objects=(*scene.objects, copy))
+    assert _by_id(run_physics_check(doubled, example_dir))["bench_copy"].penetrating == "bench_1"
+
+    cleared, notes = drop_entangled(doubled, example_dir)
+    assert [n.split(":")[0] for n in notes] == ["bench_copy"]
+    assert [o.id for o in cleared.objects] == [o.id for o in scene.objects]
+    assert drop_entangled(scene, example_dir) == (scene, [])  # nothing entangled: nothing removed
 
 
 def test_floating_object_drifts(example_dir):

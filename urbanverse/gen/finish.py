@@ -16,7 +16,7 @@ from urbanverse.recon.record import Reconstruction
 from urbanverse.records import atomic_path
 from urbanverse.render.raster import PinholeCamera
 from urbanverse.render.scene_model import build_rasterizer
-from urbanverse.scene.physics_check import fix_penetrations
+from urbanverse.scene.physics_check import drop_entangled, fix_penetrations
 from urbanverse.scene.preview import write_preview
 from urbanverse.scene.record import Scene, save_scene
 from urbanverse.scene.usd_writer import write_usd
@@ -58,11 +58,15 @@ def write_comparisons(
 
 def finish_scene(
     scene: Scene, scene_dir: Path, recon: Reconstruction, images: dict[int, np.ndarray], cfg
-) -> tuple[Scene, list[str]]:
-    """Fix interpenetrations (when ``cfg.physics_fix``), then save scene.json, scene.usda and previews."""
+) -> tuple[Scene, list[str], list[str]]:
+    """Fix interpenetrations (when ``cfg.physics_fix``: objects moved apart, the less confident of two
+    that stay inside each other removed), then save scene.json, scene.usda and previews. Returns the
+    scene, a line per object moved and a warning per object removed."""
     fixes: list[str] = []
+    removed: list[str] = []
     if cfg.physics_fix and scene.objects:
         scene, fixes = fix_penetrations(scene, scene_dir)
+        scene, removed = drop_entangled(scene, scene_dir)
     save_scene(scene, scene_dir)
 
     # The previews render on a second thread while the USD is authored (the rasteriser's NumPy and
@@ -75,4 +79,4 @@ def finish_scene(
         rendered = pool.submit(previews)
         write_usd(scene, scene_dir)
         rendered.result()
-    return scene, fixes
+    return scene, fixes, removed

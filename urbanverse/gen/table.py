@@ -205,8 +205,8 @@ def _scene(
         retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
         cfg.retrieval.library,
     )  # fmt: skip
-    scene, fixes = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
-    return {"warnings": [*street.warnings, *notes], "fixes": fixes}
+    scene, fixes, removed = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
+    return {"warnings": [*street.warnings, *notes, *removed], "fixes": fixes}
 
 
 def _retrieval_key(cfg: GenCfg) -> tuple:

@@ -7,7 +7,8 @@ starts interpenetrating something by more than 1 cm, drifts more than 2 cm, fall
 (tilts more than 20 degrees), or ends sunk more than 2 cm into its support. When the simulation
 goes unstable (MuJoCo's "Nan, Inf or huge value" warnings: it then resets the state, so the
 objects would look still), the object of the offending degree of freedom fails and so does the check.
-``fix_penetrations`` moves objects apart, sideways, or up out of the ground until nothing interpenetrates.
+``fix_penetrations`` moves objects apart, sideways, or up out of the ground until nothing interpenetrates;
+``drop_entangled`` removes the less confident of two objects it could not separate.
 """
 
 from __future__ import annotations
@@ -329,3 +330,28 @@ def _fix_penetrations(scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None
             notes.append(f"{obj.id}: moved ({100 * dx:+.1f}, {100 * dy:+.1f}, {100 * dz:+.1f}) cm")
         objects.append(obj)
     return dataclasses.replace(scene, objects=tuple(objects)), notes
+
+
+def drop_entangled(
+    scene: Scene, scene_dir: Path, cfg: PhysicsCheckCfg | None = None
+) -> tuple[Scene, list[str]]:
+    """Remove, one at a time, the less confident object of the deepest pair of objects still inside
+    each other by more than ``cfg.penetration_tol_m`` (ties: the one listed later), until none is.
+    For what :func:`fix_penetrations` could not separate: two detections of one tree a few centimetres
+    apart, pushed against a parked car, end in neither place. Returns the scene and one line per
+    removed object."""
+    cfg = cfg or PhysicsCheckCfg()
+    notes = []
+    with _mujoco_warnings_logged():
+        while True:
+            m = build_mujoco(scene, scene_dir, cfg.timestep_s)
+            data = mujoco.MjData(m.model)
+            mujoco.mj_forward(m.model, data)
+            pairs = [c for c in _penetrations(m, data) if WORLD not in c[:2] and c[2] > cfg.penetration_tol_m]
+            if not pairs:
+                return scene, notes
+            a, b, depth, _ = pairs[0]
+            rank = {obj.id: (obj.confidence, -i) for i, obj in enumerate(scene.objects)}
+            gone, kept = (a, b) if rank[a] < rank[b] else (b, a)
+            notes.append(f"{gone}: removed, still {100 * depth:.1f} cm inside {kept} after moving them apart")
+            scene = dataclasses.replace(scene, objects=tuple(o for o in scene.objects if o.id != gone))

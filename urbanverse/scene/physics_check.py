@@ -337,8 +337,8 @@ def drop_entangled(
 ) -> tuple[Scene, list[str]]:
     """Remove, one at a time, the less confident object of the deepest pair of objects still inside
     each other by more than ``cfg.penetration_tol_m`` (ties: the one listed later), until none is.
-    For what :func:`fix_penetrations` could not separate: two detections of one tree a few centimetres
-    apart, pushed against a parked car, end in neither place. Returns the scene and one line per
+    For what :func:`fix_penetrations` could not separate: two trees lifted a few centimetres apart,
+    one pushed into a parked car and back. Returns the scene and one line per
     removed object."""
     cfg = cfg or PhysicsCheckCfg()
     notes = []

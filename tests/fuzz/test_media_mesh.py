@@ -149,6 +149,9 @@ def _truncated(t: Path, suffix: str, frac: float) -> Path:
     return corrupt(write_mesh(t / f"cut_{frac}.{suffix}", BOX.vertices, BOX.faces), "truncate", frac, [])
 
 
+#: Inputs kept as files: found by the generated cases below, not easily rebuilt.
+DATA = Path(__file__).parent / "data"
+
 CORPUS = {
     "glb_box": (lambda t: write_mesh(t / "box.glb", BOX.vertices, BOX.faces), "ok"),
     "usda_box": (lambda t: write_mesh(t / "box.usda", BOX.vertices, BOX.faces), "ok"),
@@ -206,6 +209,11 @@ CORPUS = {
     "usd_index_out_of_range": (
         lambda t: write_usd(t / "bad_index.usda", BOX.vertices, [3, 3], [0, 1, 2, 0, 1, 99]),
         "outside the 8 points",
+    ),
+    # A hypothesis-made two-box .usdc with three bytes flipped: usd-core's reader asked for 24 GiB.
+    "usdc_declares_huge_arrays": (
+        lambda t: shutil.copy(DATA / "usdc_declares_huge_arrays.usdc", t / "huge.usdc"),
+        "within 4.0 GiB of memory",
     ),
     "usd_bad_units": (
         lambda t: write_usd(t / "units.usda", BOX.vertices, [3] * 12, BOX.faces, -1.0),

@@ -21,6 +21,8 @@ import hashlib
 import json
 import math
 import struct
+import subprocess
+import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,9 +194,50 @@ def _fan_triangles(counts: np.ndarray, indices: np.ndarray, n_points: int) -> np
     return np.stack([indices[first], indices[first + k + 1], indices[first + k + 2]], axis=1)
 
 
+#: Address space (bytes) a USD file may take to open, beyond 8 bytes per byte of the file: usd-core's
+#: crate reader trusts the array sizes a .usdc declares, so one corrupt kilobyte asked for all of a
+#: 24 GiB machine's memory (found by tests/fuzz/test_media_mesh.py).
+USD_OPEN_BYTES = 4 * 1024**3
+#: Seconds a USD file may take to open and read in the probe (see :func:`_probe_usd`).
+USD_OPEN_TIMEOUT_S = 60.0
+_USD_PROBE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[2]), int(sys.argv[2])))
+from pxr import Usd, UsdGeom
+stage = Usd.Stage.Open(sys.argv[1])
+for prim in stage.Traverse() if stage else ():
+    if prim.IsA(UsdGeom.Mesh):
+        mesh = UsdGeom.Mesh(prim)
+        mesh.GetPointsAttr().Get()
+        mesh.GetFaceVertexCountsAttr().Get()
+        mesh.GetFaceVertexIndicesAttr().Get()
+"""
+
+
+def _probe_usd(path: Path) -> None:
+    """Open and read ``path`` with USD in a child process whose memory is capped (``USD_OPEN_BYTES``
+    plus 8 x the file size) before this process does: ``RejectedFile`` when that runs out of memory or
+    time. Other failures are left to :func:`_load_usd`, which names them. usd-core has no size limit
+    of its own to set, hence the child."""
+    limit = USD_OPEN_BYTES + 8 * path.stat().st_size
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", _USD_PROBE, str(path), str(limit)],
+            capture_output=True, text=True, timeout=USD_OPEN_TIMEOUT_S,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise RejectedFile(f"USD did not open it within {USD_OPEN_TIMEOUT_S:.0f} s") from None
+    if child.returncode < 0 or "bad_alloc" in child.stderr or "MemoryError" in child.stderr:
+        raise RejectedFile(
+            f"USD could not open it within {limit / 1024**3:.1f} GiB of memory (a corrupt file declaring "
+            "huge arrays)"
+        )
+
+
 def _load_usd(path: Path) -> trimesh.Trimesh:
     from pxr import Tf, Usd, UsdGeom
 
+    _probe_usd(path)
     try:
         stage = Usd.Stage.Open(str(path))
     except Tf.ErrorException:

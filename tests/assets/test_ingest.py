@@ -14,7 +14,8 @@ from pxr import Usd, UsdGeom, Vt
 from scipy.spatial import ConvexHull
 from shapely.geometry import Polygon
 
-from urbanverse.assets.ingest import IngestCfg, convex_parts, ingest
+from urbanverse.assets.convex_parts import convex_parts
+from urbanverse.assets.ingest import IngestCfg, ingest
 from urbanverse.assets.record import load_asset, load_collision_parts, load_visual_parts
 from urbanverse.assets.std_record import front_yaw_deg, load_annotation
 from urbanverse.assets.store import AssetStore

@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -243,16 +243,16 @@ class AssetStore:
             json.dumps(record_to_dict(a), separators=(",", ":")),
         )
 
-    def _text_ids(self, texts: set[str]) -> dict[str, int]:
-        out: dict[str, int] = {}
-        items = sorted(texts)
-        for i in range(0, len(items), 900):  # SQLite's host-parameter limit
+    def _rows_in(self, query: str, values: Iterable, params: Sequence = ()) -> Iterator[tuple]:
+        """The rows of ``query``, whose ``{marks}`` stands for ``?`` placeholders of ``values`` (after
+        ``params``), run in chunks under SQLite's host-parameter limit."""
+        items = sorted(set(values))
+        for i in range(0, len(items), 900):
             chunk = items[i : i + 900]
-            marks = ",".join("?" * len(chunk))
-            out.update(
-                self._db.execute(f"SELECT text, id FROM texts WHERE text IN ({marks})", chunk).fetchall()
-            )
-        return out
+            yield from self._db.execute(query.format(marks=",".join("?" * len(chunk))), [*params, *chunk])
+
+    def _text_ids(self, texts: set[str]) -> dict[str, int]:
+        return dict(self._rows_in("SELECT text, id FROM texts WHERE text IN ({marks})", texts))
 
     # ----------------------------------------------------------------- reading
     def __len__(self) -> int:
@@ -286,14 +286,7 @@ class AssetStore:
 
     def present(self, uids: Iterable[str]) -> set[str]:
         """Those of ``uids`` that are in the store."""
-        items, out = sorted(set(uids)), set()
-        for i in range(0, len(items), 900):  # SQLite's host-parameter limit
-            chunk = items[i : i + 900]
-            rows = self._db.execute(
-                f"SELECT uid FROM assets WHERE uid IN ({','.join('?' * len(chunk))})", chunk
-            )
-            out.update(r[0] for r in rows)
-        return out
+        return {r[0] for r in self._rows_in("SELECT uid FROM assets WHERE uid IN ({marks})", uids)}
 
     def members(self, column: str | None, value: str | None) -> ClassMembers:
         """Every asset whose ``column`` (``l1``, ``l2`` or ``l3``) is ``value`` (every asset of the store
@@ -325,17 +318,11 @@ class AssetStore:
     def appearance(self, uids: Iterable[str], embedder: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """uid -> (unit vector, CIELAB colour (3,)) of the ``uids`` whose appearance under ``embedder``
         is stored; the others are missing from the result."""
-        items, out = sorted(set(uids)), {}
-        for i in range(0, len(items), 900):
-            chunk = items[i : i + 900]
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT uid, vector, lab FROM appearance WHERE embedder = ? AND uid IN ({marks})",
-                [embedder, *chunk],
-            )
-            for uid, vector, lab in rows:
-                out[uid] = (np.frombuffer(vector, np.float32), np.frombuffer(lab, np.float64))
-        return out
+        query = "SELECT uid, vector, lab FROM appearance WHERE embedder = ? AND uid IN ({marks})"
+        return {
+            uid: (np.frombuffer(vector, np.float32), np.frombuffer(lab, np.float64))
+            for uid, vector, lab in self._rows_in(query, uids, (embedder,))
+        }
 
     def add_appearance(self, embedder: str, rows: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
         """Store uid -> (unit vector, CIELAB colour) under ``embedder``, in one transaction (writer lock)."""

@@ -5,7 +5,7 @@ views on a plain background) under the image embedder, and the CIELAB colour of 
 pixels in them. It is made the first time retrieval ranks the asset and kept in the library's
 ``appearance`` table under a key naming the embedder and the views, so each asset is drawn once per
 library, not once per scene. Embedding the whole 100,000-asset catalogue up front would cost about
-30 ms an asset (an hour on two cores, ``tools/bench_assets.py`` measures it), while a scene ranks a few
+40 ms an asset (an hour on one core, ``tools/bench_assets.py`` measures it), while a scene ranks a few
 hundred: hence lazily.
 
 An object's appearance comes from its boxes in the keyframes (a track's best detector boxes, or its

@@ -123,6 +123,7 @@ def check_spec(spec: str) -> None:
         )
 
 
+@functools.cache
 def make_embedder(spec: str) -> ImageEmbedder:
     """The embedder named by ``spec`` (see the module docstring), loaded once per process."""
     check_spec(spec)

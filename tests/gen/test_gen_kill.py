@@ -77,10 +77,13 @@ def test_a_run_stopped_in_a_stage_resumes_to_the_same_scene(walk_video, uninterr
     out = tmp_path / "scene"  # the folder's name is the scene's: the same as the uninterrupted run's
     _check_stopped(_stop_in(stage, walk_video, out, sig), sig)
     assert not (out / "scene.json").exists()
+    # A short stage may store its output between its folder appearing and the signal landing: then,
+    # and only then, the resumed run takes it from the cache.
+    finished = stage in json.loads((out / "work" / "manifest.json").read_text())
     report = _resumes_to_the_same_scene(walk_video, out, uninterrupted)
     before = STAGES[: STAGES.index(stage)]
     assert set(report["cached_stages"]) >= set(before) - BESIDE
-    assert stage not in report["cached_stages"]
+    assert (stage in report["cached_stages"]) == finished
 
 
 def test_a_second_gen_into_the_folder_is_refused_and_the_first_ends_as_a_clean_run(

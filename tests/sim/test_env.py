@@ -10,7 +10,7 @@ import torch
 import urbanverse.sim as sim
 from urbanverse.errors import InputError
 from urbanverse.sim import DepthCameraCfg, LidarCfg, NavEnvCfg, NavVecEnv, PedestrianCfg, PointNavCfg
-from urbanverse.sim.robots import rotate_b2w
+from urbanverse.sim.terms import rotate_b2w
 
 from .conftest import EXAMPLE
 

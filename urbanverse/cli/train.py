@@ -24,22 +24,6 @@ ScenesOpt = Annotated[
 ]
 
 
-def expand_scene_dirs(paths: list[Path]) -> tuple[str, ...]:
-    """Scene folders from ``paths``: each is a scene folder (holds scene.json) or a folder of them."""
-    out: list[str] = []
-    for p in paths:
-        if (p / "scene.json").is_file():
-            out.append(str(p))
-        elif p.is_dir():
-            found = sorted(str(d) for d in p.iterdir() if (d / "scene.json").is_file())
-            if not found:
-                raise InputError(f"--scenes: {p} holds no scene.json and no scene folders")
-            out.extend(found)
-        else:
-            raise InputError(f"--scenes: {p} is not a folder")
-    return tuple(out)
-
-
 @cli_command
 def train_command(
     scenes: ScenesOpt = None,
@@ -93,6 +77,7 @@ def train_command(
     --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
     from urbanverse.rl.jobs import resume_training, train_policy
+    from urbanverse.scene.record import find_scene_dirs
 
     if resume is not None:
         summary = resume_training(resume, quiet=quiet)
@@ -108,7 +93,7 @@ def train_command(
         if backbone not in BACKBONE_NAMES:
             raise InputError(f"--backbone: expected one of {', '.join(BACKBONE_NAMES)}, got {backbone!r}")
         cfg = TrainCfg(
-            scenes=expand_scene_dirs(scenes),
+            scenes=find_scene_dirs(scenes, "--scenes"),
             env=EnvSpec(robot=robot, sensor=sensor, num_envs=num_envs),
             policy=PolicyCfg(backbone=backbone),
             algo=algo,
@@ -177,10 +162,11 @@ def eval_command(
 
     from urbanverse.rl.evaluate import rich_table
     from urbanverse.rl.jobs import EvalCfg, run_evaluation
+    from urbanverse.scene.record import find_scene_dirs
 
     cfg = EvalCfg(
         checkpoint=checkpoint,
-        scenes=expand_scene_dirs(scenes) if scenes else (),
+        scenes=find_scene_dirs(scenes, "--scenes") if scenes else (),
         episodes=episodes,
         seed=seed,
         device=device,

@@ -326,3 +326,20 @@ def save_scene(scene: Scene, scene_dir: Path) -> Path:
     path = Path(scene_dir) / SCENE_FILE
     save_json(scene, path)
     return path
+
+
+def find_scene_dirs(paths, where: str) -> tuple[str, ...]:
+    """Scene folders from ``paths``: each is a scene folder (holds scene.json) or a folder of them;
+    ``where`` names the option or variable in the error when a path holds neither."""
+    out: list[str] = []
+    for p in map(Path, paths):
+        if (p / SCENE_FILE).is_file():
+            out.append(str(p))
+        elif p.is_dir():
+            found = sorted(str(d) for d in p.iterdir() if (d / SCENE_FILE).is_file())
+            if not found:
+                raise InputError(f"{where}: {p} holds no {SCENE_FILE} and no scene folders")
+            out.extend(found)
+        else:
+            raise InputError(f"{where}: {p} is not a folder")
+    return tuple(out)

@@ -19,15 +19,14 @@ import logging
 import torch
 
 from urbanverse.sim.env_cfg import NavEnvCfg
-from urbanverse.sim.geodesic import GoalFieldsSpec, compute_goal_fields
 from urbanverse.sim.metrics import METRIC_NAMES, NavMetrics
 from urbanverse.sim.pedestrians import Pedestrians
-from urbanverse.sim.robots import Robot, rotate_b2w
+from urbanverse.sim.robots import Robot
 from urbanverse.sim.sensors.depth_camera import DepthCamera
 from urbanverse.sim.sensors.lidar import Lidar
 from urbanverse.sim.task import REWARD_TERMS, TaskState
-from urbanverse.sim.world import compile_world
-from urbanverse.sim.world_batch import WorldBatch
+from urbanverse.sim.terms import lidar_observation, rotate_b2w, target_in_body_frame
+from urbanverse.sim.world_batch import load_world_batch
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +45,7 @@ class NavVecEnv:
         self.device = cfg.device
         self.num_envs = n = cfg.num_envs
         rc = cfg.robot_cfg
-        worlds = [compile_world(d, cfg.world) for d in cfg.scene_dirs]
-        spec = GoalFieldsSpec(
-            resolution=cfg.task.geodesic_resolution,
-            clearance=rc.radius,
-            spawn_clearance=rc.circumradius,
-            max_step=rc.max_step_height,
-            num_goals=cfg.task.num_goals,
-            min_distance=cfg.task.min_goal_distance,
-            max_distance=cfg.task.max_goal_distance,
-        )
-        goals = [compute_goal_fields(w, spec, cache=cfg.world.cache) for w in worlds]
-        self.world = WorldBatch(worlds, goals, cfg.device)
+        self.world = load_world_batch(cfg.scene_dirs, cfg.world, cfg.task, rc, cfg.device)
         self.scene_names = _unique(self.world.names)
         self.robot = Robot(rc, n, cfg.device)
         self.lidar = (
@@ -227,17 +215,17 @@ class NavVecEnv:
         parts = []
         if self.lidar is not None:
             self.lidar.update(ids, scene, pos, yaw, peds, rp, self.generator)
-            parts.append(self.lidar.data.ranges[sel] / self.lidar.cfg.max_range)
+            parts.append(lidar_observation(self.lidar.data.ranges[sel], self.lidar.cfg.max_range))
         if self.depth is not None:
             self.depth.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
             parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
         if self.rgb is not None:
             self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
             parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)
-        parts.append(rotate_b2w((self.goal_xy[sel] - pos)[:, None, :], -yaw)[:, 0])
+        parts.append(target_in_body_frame(self.goal_xy[sel], pos, yaw))
         if self.cfg.task.route_waypoint_m > 0:
             waypoint = self.world.route_waypoint(scene, self.goal[sel], pos, self.cfg.task.route_waypoint_m)
-            parts.append(rotate_b2w((waypoint - pos)[:, None, :], -yaw)[:, 0])
+            parts.append(target_in_body_frame(waypoint, pos, yaw))
         parts.append(d.vel_b[sel])
         parts.append(d.last_action[sel])
         obs = torch.cat(parts, dim=-1)

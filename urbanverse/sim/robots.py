@@ -22,6 +22,7 @@ import torch
 
 from urbanverse.errors import InputError
 from urbanverse.sim import kernels, rules
+from urbanverse.sim.terms import clamp_actions, rotate_b2w, velocity_command
 from urbanverse.sim.world_batch import WorldBatch
 
 
@@ -134,13 +135,6 @@ class RobotData:
     """Action entries that were NaN or infinite in the last step (replaced by 0)."""
 
 
-def rotate_b2w(v: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:
-    """Rotate body-frame vectors ``v`` (K, ..., 2) by ``yaw`` (K,)."""
-    extra = (1,) * (v.dim() - 2)
-    c, s = torch.cos(yaw).view(-1, *extra), torch.sin(yaw).view(-1, *extra)
-    return torch.stack([c * v[..., 0] - s * v[..., 1], s * v[..., 0] + c * v[..., 1]], dim=-1)
-
-
 def wrap_angle(a: torch.Tensor) -> torch.Tensor:
     """Angles wrapped to [-pi, pi)."""
     return torch.remainder(a + math.pi, 2 * math.pi) - math.pi
@@ -199,12 +193,10 @@ class Robot:
         Each component maps linearly from [0, 1] to [0, max] and from [-1, 0] to [min, 0], so a
         zero action is a standstill.
         """
-        finite = torch.isfinite(actions)
-        self.data.nonfinite_actions = int((~finite).sum()) if not bool(finite.all()) else 0
-        a = torch.where(finite, actions, torch.zeros_like(actions)).clamp(-1.0, 1.0)
+        a, self.data.nonfinite_actions = clamp_actions(actions)
         self.data.last_action = a
         cmd = torch.zeros(a.shape[0], 3, device=a.device)
-        cmd[:, self._cols] = torch.where(a >= 0, a * self._hi, -a * self._lo)
+        cmd[:, self._cols] = velocity_command(a, self._lo, self._hi)
         return cmd
 
     def _blocked(

@@ -1,10 +1,12 @@
 """What the Isaac Lab task is made of, in plain Python (no Isaac imports): testable anywhere.
 
-``PointNavSpec`` carries the scene USD, the spawn/goal points and the episode and reward
-values. The values are read from the batched environment's defaults (``PointNavCfg``,
-``RewardsCfg``, ``NavEnvCfg.dt``), so both trainers optimise the same objective:
-+2000 on arrival, -200 per collision, ``1 - tanh(d / 5 m)`` weight 10, ``1 - tanh(d / 1 m)``
-weight 50, speed towards the goal weight 10, success within 1 m, 300 steps of 0.1 s.
+``PointNavSpec`` carries the scenes, the episode, observation and reward values, and prepares
+what the task spawns (``scenes.EnvScenes``) and steps on (``WorldBatch``). Its defaults are the
+shipped ``wheeled-lidar-mlp`` policy's recipe, so that policy reads the same observation vector in
+Isaac Lab as in the batched environment: LiDAR (64 beams, 10 m) / 10 m, goal vector, route waypoint
+1 m ahead, body velocity, last action (73 values); rewards +2000 on arrival, -200 per collision,
+100 per metre of geodesic progress; success within 1 m; 300 steps of 0.1 s.
+``from_train_config`` takes another training run's ``config.json`` instead.
 
 Isaac Lab's reward manager multiplies every term by the step duration; ``isaac_weight``
 divides it back out so that a step's reward equals the batched environment's.
@@ -12,6 +14,7 @@ divides it back out so that a step's reward equals the batched environment's.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,23 +25,37 @@ import shapely
 import shapely.affinity
 
 from urbanverse.errors import InputError
+from urbanverse.paths import cache_dir
 from urbanverse.scene.ground import footprint, top_height_at
-from urbanverse.scene.record import Scene, load_scene
+from urbanverse.scene.record import Scene, find_scene_dirs, load_scene
 from urbanverse.sim.env_cfg import NavEnvCfg
+from urbanverse.sim.isaaclab.nav_state import OBSERVATION_TERMS
+from urbanverse.sim.isaaclab.scenes import EnvScenes, cache_key, prepare_env_scenes
+from urbanverse.sim.robots import WHEELED
+from urbanverse.sim.sensors.lidar import scan_occupancy
+from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.task import PointNavCfg, RewardsCfg
+from urbanverse.sim.world import WorldCfg, compile_world
+from urbanverse.sim.world_batch import WorldBatch, load_world_batch
 
-#: Environment variable naming the scene folder the registered task loads.
-SCENE_ENV_VAR = "URBANVERSE_ISAAC_SCENE"
+#: Environment variable naming the scene folders the registered task loads (``os.pathsep``-separated;
+#: each a scene folder or a folder of scene folders).
+SCENES_ENV_VAR = "URBANVERSE_ISAAC_SCENES"
+#: Environment variable naming a training run's ``config.json`` whose environment the task takes.
+CONFIG_ENV_VAR = "URBANVERSE_ISAAC_CONFIG"
 #: Ground types a robot may start on or drive to when the scene has no walkable area.
 WALKABLE_TYPES = ("sidewalk", "crosswalk", "ramp", "plaza")
 _DEFAULT_DT = NavEnvCfg.__dataclass_fields__["dt"].default
+#: The shipped wheeled policy's rewards (``policies/wheeled-lidar-mlp/config.json``).
+SHIPPED_WHEELED_REWARDS = RewardsCfg(position_coarse=0.0, position_fine=0.0, velocity=0.0, progress=100.0)
 
 
-def default_scene_dir() -> Path:
-    """``$URBANVERSE_ISAAC_SCENE``, else the repository's ``scenes/example``."""
-    if os.environ.get(SCENE_ENV_VAR):
-        return Path(os.environ[SCENE_ENV_VAR])
-    return Path(__file__).resolve().parents[3] / "scenes" / "example"
+def default_scene_dirs() -> tuple[Path, ...]:
+    """``$URBANVERSE_ISAAC_SCENES``, else the repository's ``scenes/example``."""
+    value = os.environ.get(SCENES_ENV_VAR)
+    if value:
+        return tuple(Path(p) for p in find_scene_dirs(value.split(os.pathsep), SCENES_ENV_VAR))
+    return (Path(__file__).resolve().parents[3] / "scenes" / "example",)
 
 
 def scene_usd(scene_dir: Path, write: bool = True) -> Path:
@@ -80,31 +97,67 @@ def spawn_points(scene: Scene, clearance: float, spacing: float = 0.5) -> np.nda
 
 @dataclass(frozen=True, kw_only=True)
 class PointNavSpec:
-    """The Isaac Lab point-goal task, independent of Isaac: scene, robot, episode and reward values."""
+    """The Isaac Lab point-goal task, independent of Isaac: scenes, robot, episode, observation and
+    reward values."""
 
-    scene_dir: Path = field(default_factory=default_scene_dir)
+    scene_dirs: tuple[Path, ...] = field(default_factory=default_scene_dirs)
+    """Scene folders; environment ``i`` gets its own copy of scene ``i % M``."""
     robot: Literal["wheeled"] = "wheeled"
-    """Robot preset; the registered task drives a differential-drive Jetbot."""
+    """Robot preset; the registered task drives a differential-drive Jetbot with the wheeled
+    robot's speed limits, and goals and spawns follow the wheeled robot's climb rule."""
     num_envs: int = 64
     dt: float = _DEFAULT_DT
     """Control period (s), as in the batched environment."""
     physics_dt: float = 0.02
     """Physics step (s); ``dt / physics_dt`` physics steps per control step."""
-    task: PointNavCfg = field(default_factory=PointNavCfg)
-    rewards: RewardsCfg = field(default_factory=RewardsCfg)
-    robot_clearance: float = 0.35
-    """Spawn and goal points keep this far from objects and the walkable area's edge (m)."""
+    lidar: LidarCfg = field(default_factory=LidarCfg)
+    """Beams, field of view and range of the RayCaster LiDAR (as the batched LiDAR's)."""
+    task: PointNavCfg = field(default_factory=lambda: PointNavCfg(route_waypoint_m=1.0))
+    rewards: RewardsCfg = SHIPPED_WHEELED_REWARDS
+    world: WorldCfg = field(default_factory=WorldCfg)
+    """Navigation grids the goals, geodesic fields and LiDAR walls come from."""
     camera_shape: tuple[int, int] = (135, 240)
     """RGB camera image (height, width), as in UrbanVerse's policy input."""
     collision_force: float = 1.0
-    """Contact force (N) on the chassis that counts as a collision."""
+    """Horizontal contact force (N) on the chassis that counts as a collision."""
 
     def __post_init__(self) -> None:
+        if not self.scene_dirs:
+            raise InputError("PointNavSpec.scene_dirs: give at least one scene folder")
         if self.num_envs < 1:
             raise InputError("PointNavSpec.num_envs: need at least 1")
         ratio = self.dt / self.physics_dt
         if self.physics_dt <= 0 or abs(ratio - round(ratio)) > 1e-6:
             raise InputError("PointNavSpec: dt must be a whole multiple of physics_dt")
+
+    @classmethod
+    def from_train_config(cls, path: Path, **changes) -> PointNavSpec:
+        """The task of a training run's ``config.json`` (``urbanverse train``): its LiDAR, episode
+        rules, rewards and control period. Only wheeled LiDAR runs have an Isaac Lab task."""
+        path = Path(path)
+        try:
+            env = json.loads(path.read_text())["env"]
+            values = dict(
+                lidar=LidarCfg(**env["lidar"]),
+                task=PointNavCfg(**env["task"]),
+                rewards=RewardsCfg(**env["rewards"]),
+                dt=float(env["dt"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"{path}: not a training config.json ({exc})") from None
+        kind = (env.get("robot", "wheeled"), env.get("sensor", "lidar"))
+        if kind != ("wheeled", "lidar"):
+            raise InputError(
+                f"{path}: the Isaac Lab task is wheeled with a LiDAR, not {kind[0]} with {kind[1]}"
+            )
+        return cls(**{**values, **changes})
+
+    @classmethod
+    def from_environment(cls, **changes) -> PointNavSpec:
+        """The spec the registered task builds: ``$URBANVERSE_ISAAC_CONFIG``'s run (else the defaults)
+        over ``$URBANVERSE_ISAAC_SCENES``."""
+        config = os.environ.get(CONFIG_ENV_VAR)
+        return cls.from_train_config(Path(config), **changes) if config else cls(**changes)
 
     @property
     def decimation(self) -> int:
@@ -120,10 +173,32 @@ class PointNavSpec:
         """A reward weight for Isaac Lab (which scales terms by ``dt``), so per-step rewards match."""
         return getattr(self.rewards, term) / self.dt
 
-    def usd_path(self) -> Path:
-        """The scene USD the task loads (written from ``scene.json`` when missing)."""
-        return scene_usd(self.scene_dir)
+    def observation_layout(self) -> dict[str, tuple[int, int]]:
+        """Slices of the policy observation, ``name -> (start, stop)``, in ``OBSERVATION_TERMS`` order."""
+        sizes = {
+            "lidar": self.lidar.num_beams,
+            "goal_b": 2,
+            "route_b": 2 if self.task.route_waypoint_m > 0 else 0,
+            "velocity_b": 3,
+            "last_action": WHEELED.action_dim,
+        }
+        layout, start = {}, 0
+        for name in OBSERVATION_TERMS:
+            if sizes[name]:
+                layout[name] = (start, start + sizes[name])
+                start += sizes[name]
+        return layout
 
-    def points(self) -> np.ndarray:
-        """Spawn and goal candidates ``(P, 3)`` in the scene (world frame, m)."""
-        return spawn_points(load_scene(self.scene_dir), self.robot_clearance)
+    def world_batch(self, device: str) -> WorldBatch:
+        """The scenes' navigation grids and goal fields on ``device`` (as ``NavVecEnv`` builds them)."""
+        return load_world_batch(self.scene_dirs, self.world, self.task, WHEELED, device)
+
+    def env_scenes(self, out_dir: Path | None = None) -> EnvScenes:
+        """Environment layers, spacing, origins and scan walls for ``num_envs`` environments, written
+        under ``out_dir`` (default: the cache's ``isaac/<digest>``; reused when present)."""
+        usds = [scene_usd(d) for d in self.scene_dirs]
+        step = WHEELED.max_step_height if self.lidar.sees_steps else None
+        key = cache_key(usds, self.num_envs, step, self.world.resolution)
+        out = Path(out_dir) if out_dir is not None else cache_dir() / "isaac" / key
+        worlds = [compile_world(d, self.world) for d in self.scene_dirs]
+        return prepare_env_scenes(usds, [scan_occupancy(w, step) for w in worlds], worlds, self.num_envs, out)

@@ -27,12 +27,19 @@ from urbanverse.sim.world import CompiledWorld, save_npz, signed_distance, step_
 from urbanverse.sim.world_batch import WorldBatch, pad_stack
 
 
+def scan_occupancy(world: CompiledWorld, step_height: float | None) -> np.ndarray:
+    """Cells (H, W) bool the scan sees as walls: obstacles, plus the ground steps that a robot with
+    climb limit ``step_height`` m cannot climb (``rules.step_blocks``); None: obstacles only."""
+    if step_height is None:
+        return world.occupancy
+    return world.occupancy | step_edges(world.ground_height, step_height)
+
+
 def scan_sdf(world: CompiledWorld, step_height: float | None) -> np.ndarray:
-    """Signed distance (H, W) m to what the scan sees: obstacles, plus the ground steps that a robot
-    with climb limit ``step_height`` m cannot climb (``rules.step_blocks``)."""
+    """Signed distance (H, W) m to what the scan sees (``scan_occupancy``)."""
     if step_height is None:
         return world.sdf
-    return signed_distance(world.occupancy | step_edges(world.ground_height, step_height), world.resolution)
+    return signed_distance(scan_occupancy(world, step_height), world.resolution)
 
 
 def sphere_trace(

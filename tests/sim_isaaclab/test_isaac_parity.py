@@ -38,7 +38,9 @@ def spec(tmp_path_factory) -> PointNavSpec:
         tmp_path_factory.mktemp("scenes") / "yard",
         [("p", "plaza", box(0, 0, 12, 8), 0.0), ("s", "sidewalk", box(12, 0, 16, 8), 0.15)],
     )
-    return PointNavSpec(scene_dirs=(EXAMPLE_SCENE, second), num_envs=NUM_ENVS, lidar=LidarCfg(method="sphere"))
+    return PointNavSpec(
+        scene_dirs=(EXAMPLE_SCENE, second), num_envs=NUM_ENVS, lidar=LidarCfg(method="sphere")
+    )
 
 
 @pytest.fixture(scope="module")

@@ -2,20 +2,17 @@
 
 - ``launch``: ``urbanverse isaac SCENE_DIR`` runs ``app`` (a standalone Isaac Sim application that
   opens the scene's USD, optionally with a robot) in a child Python process.
-- ``pointnav_env_cfg`` + ``mdp`` + ``agents``: the Isaac Lab manager-based task
-  ``Isaac-UrbanVerse-PointNav-Wheeled-v0`` over the same USD scenes, with the batched
-  environment's point-goal rewards and terminations (values from ``spec``), trainable with
-  Isaac Lab's rsl_rl scripts.
-- ``spec``: the task's values, scene USD and spawn points in plain Python (tested without Isaac).
+- ``tasks``: importing it registers the Isaac Lab task ``Isaac-UrbanVerse-PointNav-Wheeled-v0``
+  with gymnasium (string entry points, as Isaac Lab's external-project template does).
+- ``train`` / ``play``: thin entry points that register the task, start Isaac Sim and hand over to
+  Isaac Lab's rsl_rl runner (``python -m urbanverse.sim.isaaclab.train --task ... --scenes ...``);
+  ``play`` also runs an exported UrbanVerse policy (``policy.onnx``) in Isaac.
+- ``pointnav_env_cfg`` + ``mdp`` + ``agents``: the manager-based task (Isaac imports) over many
+  scenes, one copy per environment; its terms call the batched environment's code.
+- ``spec``, ``scenes``, ``nav_state``, ``launcher``: the task's values, the USD it spawns, its
+  navigation state and the entry points' arguments in plain Python (tested without Isaac).
 
-Importing this package never imports Isaac; it registers the gymnasium id (string entry
-points only) when ``isaaclab`` is installed. Train with Isaac Lab's script, naming this module
-so gymnasium imports it first::
-
-    python scripts/reinforcement_learning/rsl_rl/train.py \\
-        --task urbanverse.sim.isaaclab:Isaac-UrbanVerse-PointNav-Wheeled-v0 --headless
-
-The scene comes from ``$URBANVERSE_ISAAC_SCENE`` (default: the repository's example scene).
+Importing this package imports nothing of Isaac and registers nothing.
 """
 
 from __future__ import annotations
@@ -41,26 +38,3 @@ def isaacsim_available() -> bool:
 def isaaclab_available() -> bool:
     """Whether the ``isaaclab`` package can be imported (without importing it)."""
     return importlib.util.find_spec("isaaclab") is not None
-
-
-def register_tasks() -> bool:
-    """Register ``TASK_ID`` with gymnasium when Isaac Lab is installed (idempotent); returns whether it is
-    registered. Entry points are strings, so nothing from Isaac is imported here."""
-    if not isaaclab_available():
-        return False
-    import gymnasium as gym
-
-    if TASK_ID not in gym.registry:
-        gym.register(
-            id=TASK_ID,
-            entry_point="isaaclab.envs:ManagerBasedRLEnv",
-            disable_env_checker=True,
-            kwargs={
-                "env_cfg_entry_point": f"{__name__}.pointnav_env_cfg:UrbanVersePointNavWheeledEnvCfg",
-                "rsl_rl_cfg_entry_point": f"{__name__}.agents:UrbanVersePointNavPPORunnerCfg",
-            },
-        )
-    return True
-
-
-register_tasks()

@@ -1,11 +1,13 @@
 """Isaac Lab configuration of ``Isaac-UrbanVerse-PointNav-Wheeled-v0`` (imports isaaclab: Isaac only).
 
-Scene: the UrbanVerse scene USD as a USD terrain (``/World/ground``), a Jetbot per environment
-(differential drive, wheel-velocity actions), a contact sensor on its bodies and a forward RGB
-camera (135 x 240, UrbanVerse's policy input). All environments share the one scene
-(``env_spacing = 0``; Isaac Lab filters collisions between environments) and start on free
-walkable points. Observations: goal vector in the yaw frame (2), base linear and angular
-velocity (6), last action (2), camera RGB (flattened). Values come from ``spec.PointNavSpec``.
+Scene, per environment ``i`` at its own origin: its own copy of scene ``i % M`` (the environment
+layer of ``scenes``: the scene's PhysicsScene and lights switched off), a Jetbot, a contact sensor
+on its bodies and a RayCaster LiDAR. Stage-wide: the LiDAR's scan walls (``/World/ScanWalls``, one
+invisible mesh of what the batched LiDAR sees in every environment), a sky and a sun light.
+Observations (in the batched environment's order, ``spec.observation_layout``): LiDAR / max range,
+goal vector, route waypoint, body velocity, last clamped action. Actions: normalised (forward
+speed, yaw rate). Rewards, terminations and episode starts: the batched environment's, through
+``mdp``. Every value comes from ``spec.PointNavSpec.from_environment()``.
 """
 
 from __future__ import annotations
@@ -13,25 +15,26 @@ from __future__ import annotations
 import isaaclab.envs.mdp as base_mdp
 import isaaclab.sim as sim_utils
 from isaaclab.actuators import ImplicitActuatorCfg
-from isaaclab.assets import ArticulationCfg
+from isaaclab.assets import ArticulationCfg, AssetBaseCfg
 from isaaclab.envs import ManagerBasedRLEnvCfg
-from isaaclab.managers import EventTermCfg as EventTerm
 from isaaclab.managers import ObservationGroupCfg as ObsGroup
 from isaaclab.managers import ObservationTermCfg as ObsTerm
 from isaaclab.managers import RewardTermCfg as RewTerm
 from isaaclab.managers import SceneEntityCfg
 from isaaclab.managers import TerminationTermCfg as DoneTerm
 from isaaclab.scene import InteractiveSceneCfg
-from isaaclab.sensors import ContactSensorCfg, TiledCameraCfg
-from isaaclab.terrains import TerrainImporterCfg
+from isaaclab.sensors import ContactSensorCfg, RayCasterCfg
 from isaaclab.utils import configclass
 from isaaclab.utils.assets import ISAAC_NUCLEUS_DIR
 
 from urbanverse.sim.isaaclab import mdp
 from urbanverse.sim.isaaclab.spec import PointNavSpec
 
-#: Wheel speed (rad/s) of a unit action: about 1 m/s forward with the Jetbot's 3 cm wheels.
-WHEEL_SPEED_SCALE = 30.0
+#: Jetbot wheel radius and wheel base (m), the values of Isaac Sim's Jetbot differential-controller examples.
+JETBOT_WHEEL_RADIUS = 0.03
+JETBOT_WHEEL_BASE = 0.1125
+#: Height (m) of the LiDAR above the chassis origin (the scan walls span every height).
+LIDAR_HEIGHT = 0.1
 
 JETBOT_CFG = ArticulationCfg(
     prim_path="{ENV_REGEX_NS}/Robot",
@@ -47,25 +50,33 @@ JETBOT_CFG = ArticulationCfg(
 
 @configclass
 class UrbanSceneCfg(InteractiveSceneCfg):
-    """The UrbanVerse scene as terrain, the robot, its contact sensor and camera."""
+    """Per-environment scene copies, the robot and its sensors, the scan walls and the lights."""
 
-    terrain = TerrainImporterCfg(prim_path="/World/ground", terrain_type="usd", usd_path="")
+    street = AssetBaseCfg(
+        prim_path="{ENV_REGEX_NS}/Street", spawn=sim_utils.MultiUsdFileCfg(usd_path=[], random_choice=False)
+    )
+    scan_walls = AssetBaseCfg(prim_path="/World/ScanWalls", spawn=sim_utils.UsdFileCfg(usd_path=""))
     robot: ArticulationCfg = JETBOT_CFG
     contact_forces = ContactSensorCfg(prim_path="{ENV_REGEX_NS}/Robot/.*", history_length=1)
-    camera = TiledCameraCfg(
-        prim_path="{ENV_REGEX_NS}/Robot/chassis/front_camera",
-        offset=TiledCameraCfg.OffsetCfg(pos=(0.08, 0.0, 0.12), rot=(0.5, -0.5, 0.5, -0.5), convention="ros"),
-        data_types=["rgb"],
-        spawn=sim_utils.PinholeCameraCfg(focal_length=12.0, clipping_range=(0.05, 60.0)),
-        width=240,
-        height=135,
+    lidar = RayCasterCfg(
+        prim_path="{ENV_REGEX_NS}/Robot/chassis",
+        offset=RayCasterCfg.OffsetCfg(pos=(0.0, 0.0, LIDAR_HEIGHT)),
+        ray_alignment="base",
+        mesh_prim_paths=["/World/ScanWalls"],
+        pattern_cfg=mdp.BeamPatternCfg(angles=[]),
+        max_distance=10.0,
     )
+    sky = AssetBaseCfg(prim_path="/World/Sky", spawn=sim_utils.DomeLightCfg(intensity=1000.0))
+    sun = AssetBaseCfg(prim_path="/World/Sun", spawn=sim_utils.DistantLightCfg(intensity=3000.0, angle=0.5))
 
 
 @configclass
 class ActionsCfg:
-    wheels = base_mdp.JointVelocityActionCfg(
-        asset_name="robot", joint_names=["left_wheel_joint", "right_wheel_joint"], scale=WHEEL_SPEED_SCALE
+    drive = mdp.VelocityCommandActionCfg(
+        asset_name="robot",
+        joint_names=["left_wheel_joint", "right_wheel_joint"],
+        wheel_radius=JETBOT_WHEEL_RADIUS,
+        wheel_base=JETBOT_WHEEL_BASE,
     )
 
 
@@ -73,11 +84,13 @@ class ActionsCfg:
 class ObservationsCfg:
     @configclass
     class PolicyCfg(ObsGroup):
-        goal = ObsTerm(func=base_mdp.generated_commands, params={"command_name": "goal"})
-        base_lin_vel = ObsTerm(func=base_mdp.base_lin_vel)
-        base_ang_vel = ObsTerm(func=base_mdp.base_ang_vel)
-        last_action = ObsTerm(func=base_mdp.last_action)
-        camera = ObsTerm(func=mdp.camera_rgb_flat, params={"sensor_cfg": SceneEntityCfg("camera")})
+        """The policy's vector, in ``nav_state.OBSERVATION_TERMS`` order."""
+
+        lidar = ObsTerm(func=mdp.lidar, params={"sensor_cfg": SceneEntityCfg("lidar"), "max_range": 10.0})
+        goal_b = ObsTerm(func=mdp.goal_b, params={"command_name": "goal"})
+        route_b = ObsTerm(func=mdp.route_b, params={"command_name": "goal", "radius": 1.0})
+        velocity_b = ObsTerm(func=mdp.velocity_b, params={"asset_cfg": SceneEntityCfg("robot")})
+        last_action = ObsTerm(func=mdp.last_action, params={"action_name": "drive"})
 
         def __post_init__(self) -> None:
             self.concatenate_terms = True
@@ -86,93 +99,77 @@ class ObservationsCfg:
 
 
 @configclass
-class UrbanVersePointNavWheeledEnvCfg(ManagerBasedRLEnvCfg):
-    """Point-goal navigation of a Jetbot in an UrbanVerse scene (``$URBANVERSE_ISAAC_SCENE``)."""
-
-    scene: UrbanSceneCfg = UrbanSceneCfg(num_envs=64, env_spacing=0.0)
-    actions: ActionsCfg = ActionsCfg()
-    observations: ObservationsCfg = ObservationsCfg()
-
-    def __post_init__(self) -> None:
-        spec = PointNavSpec()
-        points = spec.points().tolist()
-        chassis = SceneEntityCfg("contact_forces", body_names="chassis")
-        goal = {"command_name": "goal"}
-        arrive = {**goal, "radius": spec.task.success_radius}
-        hit = {"sensor_cfg": chassis, "threshold": spec.collision_force}
-        self.scene.num_envs = spec.num_envs
-        self.scene.terrain.usd_path = str(spec.usd_path())
-        self.sim.dt = spec.physics_dt
-        self.decimation = spec.decimation
-        self.sim.render_interval = spec.decimation
-        self.episode_length_s = spec.episode_length_s
-        self.scene.contact_forces.update_period = spec.physics_dt
-        self.commands = _Commands(
-            goal=mdp.PointGoalCommandCfg(
-                asset_name="robot",
-                points=points,
-                min_distance=spec.task.min_goal_distance,
-                max_distance=spec.task.max_goal_distance,
-                resampling_time_range=(1e9, 1e9),
-            )
-        )
-        self.events = _Events(
-            reset_robot=EventTerm(
-                func=mdp.reset_at_points,
-                mode="reset",
-                params={"points": points, "asset_cfg": SceneEntityCfg("robot")},
-            )
-        )
-        c = spec.rewards
-        self.rewards = _Rewards(
-            arrival=RewTerm(func=mdp.arrival, weight=spec.isaac_weight("arrival"), params=arrive),
-            collision=RewTerm(func=mdp.collision, weight=spec.isaac_weight("collision"), params=hit),
-            position_coarse=RewTerm(
-                func=mdp.position_tracking,
-                weight=spec.isaac_weight("position_coarse"),
-                params={**goal, "std": c.coarse_std},
-            ),
-            position_fine=RewTerm(
-                func=mdp.position_tracking,
-                weight=spec.isaac_weight("position_fine"),
-                params={**goal, "std": c.fine_std},
-            ),
-            velocity=RewTerm(
-                func=mdp.velocity_to_goal,
-                weight=spec.isaac_weight("velocity"),
-                params={**goal, "asset_cfg": SceneEntityCfg("robot")},
-            ),
-        )
-        self.terminations = _Terminations(
-            time_out=DoneTerm(func=base_mdp.time_out, time_out=True),
-            success=DoneTerm(func=mdp.goal_reached, params=arrive),
-            collision=DoneTerm(func=mdp.collided, params=hit),
-        )
-        if not spec.task.terminate_on_collision:
-            self.terminations.collision = None
+class CommandsCfg:
+    goal: mdp.UrbanNavCommandCfg = None
 
 
 @configclass
-class _Commands:
-    goal: mdp.PointGoalCommandCfg = None
+class RewardsCfg:
+    """One term per non-zero weight of the spec's ``RewardsCfg``, named as there."""
 
-
-@configclass
-class _Events:
-    reset_robot: EventTerm = None
-
-
-@configclass
-class _Rewards:
     arrival: RewTerm = None
     collision: RewTerm = None
     position_coarse: RewTerm = None
     position_fine: RewTerm = None
     velocity: RewTerm = None
+    progress: RewTerm = None
 
 
 @configclass
-class _Terminations:
-    time_out: DoneTerm = None
-    success: DoneTerm = None
+class TerminationsCfg:
+    time_out = DoneTerm(func=base_mdp.time_out, time_out=True)
+    success = DoneTerm(func=mdp.goal_reached, params={"command_name": "goal"})
     collision: DoneTerm = None
+
+
+@configclass
+class UrbanVersePointNavWheeledEnvCfg(ManagerBasedRLEnvCfg):
+    """Point-goal navigation of a Jetbot over UrbanVerse scenes (``$URBANVERSE_ISAAC_SCENES``)."""
+
+    scene: UrbanSceneCfg = UrbanSceneCfg(num_envs=64, env_spacing=50.0, replicate_physics=False)
+    actions: ActionsCfg = ActionsCfg()
+    observations: ObservationsCfg = ObservationsCfg()
+    commands: CommandsCfg = CommandsCfg()
+    rewards: RewardsCfg = RewardsCfg()
+    terminations: TerminationsCfg = TerminationsCfg()
+
+    def __post_init__(self) -> None:
+        spec = PointNavSpec.from_environment()
+        envs = spec.env_scenes()
+        self.scene.num_envs = spec.num_envs
+        self.scene.env_spacing = envs.env_spacing
+        self.scene.street.spawn.usd_path = [str(p) for p in envs.env_layers]
+        self.scene.scan_walls.spawn.usd_path = str(envs.scan_walls)
+        self.scene.lidar.pattern_cfg.angles = list(spec.lidar.beam_angles())
+        self.scene.lidar.max_distance = spec.lidar.max_range
+        self.sim.dt = spec.physics_dt
+        self.decimation = spec.decimation
+        self.sim.render_interval = spec.decimation
+        self.episode_length_s = spec.episode_length_s
+        self.scene.contact_forces.update_period = spec.physics_dt
+        self.commands.goal = mdp.UrbanNavCommandCfg(
+            asset_name="robot",
+            spec_json=spec.to_json(),
+            centres=envs.centres.tolist(),
+            origins=envs.origins.tolist(),
+            resampling_time_range=(1e9, 1e9),
+        )
+        policy = self.observations.policy
+        policy.lidar.params["max_range"] = spec.lidar.max_range
+        if spec.task.route_waypoint_m > 0:
+            policy.route_b.params["radius"] = spec.task.route_waypoint_m
+        else:
+            policy.route_b = None
+        hit = {
+            "sensor_cfg": SceneEntityCfg("contact_forces", body_names="chassis"),
+            "threshold": spec.collision_force,
+        }
+        for name in spec.rewards.weights():
+            term = RewTerm(
+                func=mdp.task_reward,
+                weight=spec.isaac_weight(name),
+                params={"command_name": "goal", "term": name, **hit},
+            )
+            setattr(self.rewards, name, term)
+        if spec.task.terminate_on_collision:
+            self.terminations.collision = DoneTerm(func=mdp.collided, params=hit)

@@ -174,6 +174,10 @@ def write_scan_walls(
     return Path(path)
 
 
+#: The file in a prepared folder that lists what ``prepare_env_scenes`` wrote (written last).
+MANIFEST = "env_scenes.json"
+
+
 @dataclass(frozen=True)
 class EnvScenes:
     """What the task spawns for N environments over M scenes."""
@@ -188,6 +192,31 @@ class EnvScenes:
     """Environment origins (N, 3) m (``grid_env_origins``)."""
     scan_walls: Path
     """The LiDAR's mesh (``write_scan_walls``)."""
+
+    def save(self, path: Path) -> Path:
+        """Write the manifest (JSON) to ``path``."""
+        values = {
+            "env_layers": [str(p) for p in self.env_layers],
+            "centres": self.centres.tolist(),
+            "env_spacing": self.env_spacing,
+            "origins": self.origins.tolist(),
+            "scan_walls": str(self.scan_walls),
+        }
+        with atomic_path(Path(path)) as tmp:
+            tmp.write_text(json.dumps(values, indent=1))
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: Path) -> EnvScenes:
+        """Read a manifest ``save`` wrote (no USD library needed)."""
+        v = json.loads(Path(path).read_text())
+        return cls(
+            env_layers=tuple(Path(p) for p in v["env_layers"]),
+            centres=np.asarray(v["centres"], dtype=np.float64),
+            env_spacing=float(v["env_spacing"]),
+            origins=np.asarray(v["origins"], dtype=np.float64),
+            scan_walls=Path(v["scan_walls"]),
+        )
 
 
 def cache_key(scene_usds: Sequence[Path], num_envs: int, step_height: float | None, res: float) -> str:
@@ -206,8 +235,9 @@ def prepare_env_scenes(
     num_envs: int,
     out_dir: Path,
 ) -> EnvScenes:
-    """Write the environment layers and the scan walls for ``num_envs`` environments over the scenes
-    ``scene_usds`` (M,) with their compiled ``worlds`` and scan ``occupancies`` into ``out_dir``."""
+    """Write the environment layers, the scan walls and then the manifest (``MANIFEST``) for
+    ``num_envs`` environments over the scenes ``scene_usds`` (M,) with their compiled ``worlds`` and
+    scan ``occupancies`` into ``out_dir``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     centres = np.stack([grid_centre(w) for w in worlds])
@@ -218,7 +248,9 @@ def prepare_env_scenes(
     origins = grid_env_origins(num_envs, spacing)
     walls = [scan_walls(occ, w.origin, w.resolution) for occ, w in zip(occupancies, worlds, strict=True)]
     mesh = write_scan_walls(walls, centres, origins, out_dir / "scan_walls.usdc")
-    return EnvScenes(layers, centres, spacing, origins, mesh)
+    prepared = EnvScenes(layers, centres, spacing, origins, mesh)
+    prepared.save(out_dir / MANIFEST)
+    return prepared
 
 
 def compose_stage(env_scenes: EnvScenes, path: Path) -> Path:

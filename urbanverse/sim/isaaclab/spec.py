@@ -14,6 +14,7 @@ divides it back out so that a step's reward equals the batched environment's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from urbanverse.scene.ground import footprint, top_height_at
 from urbanverse.scene.record import Scene, find_scene_dirs, load_scene
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.isaaclab.nav_state import OBSERVATION_TERMS
-from urbanverse.sim.isaaclab.scenes import EnvScenes, cache_key, prepare_env_scenes
+from urbanverse.sim.isaaclab.scenes import MANIFEST, EnvScenes, cache_key, prepare_env_scenes
 from urbanverse.sim.robots import WHEELED
 from urbanverse.sim.sensors.lidar import scan_occupancy
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
@@ -43,6 +44,8 @@ from urbanverse.sim.world_batch import WorldBatch, load_world_batch
 SCENES_ENV_VAR = "URBANVERSE_ISAAC_SCENES"
 #: Environment variable naming a training run's ``config.json`` whose environment the task takes.
 CONFIG_ENV_VAR = "URBANVERSE_ISAAC_CONFIG"
+#: Environment variable with the number of environments (the scan walls are built for it).
+NUM_ENVS_ENV_VAR = "URBANVERSE_ISAAC_NUM_ENVS"
 #: Ground types a robot may start on or drive to when the scene has no walkable area.
 WALKABLE_TYPES = ("sidewalk", "crosswalk", "ramp", "plaza")
 _DEFAULT_DT = NavEnvCfg.__dataclass_fields__["dt"].default
@@ -116,8 +119,6 @@ class PointNavSpec:
     rewards: RewardsCfg = SHIPPED_WHEELED_REWARDS
     world: WorldCfg = field(default_factory=WorldCfg)
     """Navigation grids the goals, geodesic fields and LiDAR walls come from."""
-    camera_shape: tuple[int, int] = (135, 240)
-    """RGB camera image (height, width), as in UrbanVerse's policy input."""
     collision_force: float = 1.0
     """Horizontal contact force (N) on the chassis that counts as a collision."""
 
@@ -155,9 +156,36 @@ class PointNavSpec:
     @classmethod
     def from_environment(cls, **changes) -> PointNavSpec:
         """The spec the registered task builds: ``$URBANVERSE_ISAAC_CONFIG``'s run (else the defaults)
-        over ``$URBANVERSE_ISAAC_SCENES``."""
+        over ``$URBANVERSE_ISAAC_SCENES`` with ``$URBANVERSE_ISAAC_NUM_ENVS`` environments."""
+        if os.environ.get(NUM_ENVS_ENV_VAR):
+            try:
+                changes.setdefault("num_envs", int(os.environ[NUM_ENVS_ENV_VAR]))
+            except ValueError:
+                raise InputError(f"{NUM_ENVS_ENV_VAR}: not a whole number") from None
         config = os.environ.get(CONFIG_ENV_VAR)
         return cls.from_train_config(Path(config), **changes) if config else cls(**changes)
+
+    def to_json(self) -> str:
+        """The spec as one JSON string: what the Isaac Lab config hands to its runtime terms (a string
+        passes through Hydra's config store unchanged)."""
+        values = dataclasses.asdict(self)
+        values["scene_dirs"] = [str(p) for p in self.scene_dirs]
+        return json.dumps(values)
+
+    @classmethod
+    def from_json(cls, text: str) -> PointNavSpec:
+        """The spec ``to_json`` wrote."""
+        v = json.loads(text)
+        return cls(
+            **{
+                **v,
+                "scene_dirs": tuple(Path(p) for p in v["scene_dirs"]),
+                "lidar": LidarCfg(**v["lidar"]),
+                "task": PointNavCfg(**v["task"]),
+                "rewards": RewardsCfg(**v["rewards"]),
+                "world": WorldCfg(**{**v["world"], "walkable_types": tuple(v["world"]["walkable_types"])}),
+            }
+        )
 
     @property
     def decimation(self) -> int:
@@ -195,10 +223,15 @@ class PointNavSpec:
 
     def env_scenes(self, out_dir: Path | None = None) -> EnvScenes:
         """Environment layers, spacing, origins and scan walls for ``num_envs`` environments, written
-        under ``out_dir`` (default: the cache's ``isaac/<digest>``; reused when present)."""
+        under ``out_dir`` (default: the cache's ``isaac/<digest of the scene USDs and settings>``).
+        A folder with a manifest is read back without the USD library, so the process that runs
+        Isaac Sim (whose own ``pxr`` must be the only one loaded) needs no usd-core once
+        ``launcher`` prepared it in a child process."""
         usds = [scene_usd(d) for d in self.scene_dirs]
         step = WHEELED.max_step_height if self.lidar.sees_steps else None
         key = cache_key(usds, self.num_envs, step, self.world.resolution)
         out = Path(out_dir) if out_dir is not None else cache_dir() / "isaac" / key
+        if (out / MANIFEST).is_file():
+            return EnvScenes.load(out / MANIFEST)
         worlds = [compile_world(d, self.world) for d in self.scene_dirs]
         return prepare_env_scenes(usds, [scan_occupancy(w, step) for w in worlds], worlds, self.num_envs, out)

@@ -26,7 +26,7 @@ from urbanverse.sim.sensors.depth_camera import DepthCamera
 from urbanverse.sim.sensors.lidar import Lidar
 from urbanverse.sim.task import REWARD_TERMS, TaskState
 from urbanverse.sim.terms import lidar_observation, rotate_b2w, target_in_body_frame
-from urbanverse.sim.world_batch import load_world_batch
+from urbanverse.sim.world_loading import load_world_batch
 
 log = logging.getLogger(__name__)
 

@@ -8,18 +8,13 @@ which is occupied (sdf < 0) and not walkable, so the edge of a scene behaves as 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from urbanverse.errors import InputError
-from urbanverse.sim.geodesic import GoalFields, GoalFieldsSpec, compute_goal_fields
-from urbanverse.sim.task import PointNavCfg
-from urbanverse.sim.world import EDGE_WALL_HEIGHT, CompiledWorld, WorldCfg, compile_world
-
-if TYPE_CHECKING:  # robots imports this module
-    from urbanverse.sim.robots import RobotCfg
+from urbanverse.sim.geodesic import GoalFields
+from urbanverse.sim.world import EDGE_WALL_HEIGHT, CompiledWorld
 
 
 def pad_stack(arrays: Sequence[np.ndarray], fill: float, dtype: torch.dtype, device: str) -> torch.Tensor:
@@ -164,23 +159,3 @@ class WorldBatch:
         rep = scene.repeat_interleave(count)
         _, _, xy = self.sample_goal_and_spawn(rep, generator)
         return xy.view(k, count, 2)
-
-
-def load_world_batch(
-    scene_dirs: Sequence, world_cfg: WorldCfg, task: PointNavCfg, robot: RobotCfg, device: str
-) -> WorldBatch:
-    """Compile ``scene_dirs`` and their goal fields for ``robot`` under ``task``'s goal rules (both
-    cached on disk) into one ``WorldBatch`` on ``device``: what the batched environment and the
-    Isaac Lab task step, sample and observe on."""
-    worlds = [compile_world(d, world_cfg) for d in scene_dirs]
-    spec = GoalFieldsSpec(
-        resolution=task.geodesic_resolution,
-        clearance=robot.radius,
-        spawn_clearance=robot.circumradius,
-        max_step=robot.max_step_height,
-        num_goals=task.num_goals,
-        min_distance=task.min_goal_distance,
-        max_distance=task.max_goal_distance,
-    )
-    goals = [compute_goal_fields(w, spec, cache=world_cfg.cache) for w in worlds]
-    return WorldBatch(worlds, goals, device)

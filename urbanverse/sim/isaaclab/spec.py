@@ -37,7 +37,8 @@ from urbanverse.sim.sensors.lidar import scan_occupancy
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.task import PointNavCfg, RewardsCfg
 from urbanverse.sim.world import WorldCfg, compile_world
-from urbanverse.sim.world_batch import WorldBatch, load_world_batch
+from urbanverse.sim.world_batch import WorldBatch
+from urbanverse.sim.world_loading import load_world_batch
 
 #: Environment variable naming the scene folders the registered task loads (``os.pathsep``-separated;
 #: each a scene folder or a folder of scene folders).

@@ -23,7 +23,7 @@ from urbanverse.sim import terms
 from urbanverse.sim.env import NavVecEnv
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.isaaclab.nav_state import NavState, reward
-from urbanverse.sim.isaaclab.scenes import compose_stage, grid_env_origins
+from urbanverse.sim.isaaclab.scenes import cast_rays, compose_stage, grid_env_origins, read_scan_walls
 from urbanverse.sim.isaaclab.spec import PointNavSpec
 from urbanverse.sim.pedestrians import PedestrianCfg
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
@@ -75,38 +75,7 @@ def pair(spec, env_scenes):
 def isaac_pose(env: NavVecEnv, state: NavState) -> tuple[torch.Tensor, torch.Tensor]:
     """Root position (N, 3) and orientation (N, 4) as Isaac Lab reports them for ``env``'s robots."""
     d = env.robot.data
-    pos_w = torch.cat([d.pos_w + state.offset, (d.height_w + state.origin_z)[:, None]], dim=-1)
-    return pos_w, terms.quat_from_yaw(d.yaw_w)
-
-
-def read_mesh(path) -> torch.Tensor:
-    """Triangles (T, 3, 3) of the one mesh in a USD file."""
-    stage = Usd.Stage.Open(str(path))
-    mesh = UsdGeom.Mesh(stage.GetDefaultPrim())
-    points = torch.tensor(np.array(mesh.GetPointsAttr().Get()), dtype=torch.float64)
-    idx = torch.tensor(np.array(mesh.GetFaceVertexIndicesAttr().Get()), dtype=torch.long).view(-1, 3)
-    return points[idx]
-
-
-def cast(triangles: torch.Tensor, origins: torch.Tensor, dirs: torch.Tensor) -> torch.Tensor:
-    """Möller–Trumbore: hit points (R, 3) of rays ``origins`` + t ``dirs`` (R, 3) on ``triangles``;
-    inf where a ray misses (as the RayCaster reports)."""
-    a, b, c = triangles[:, 0], triangles[:, 1], triangles[:, 2]
-    e1, e2 = b - a, c - a
-    best = torch.full((origins.shape[0],), torch.inf, dtype=torch.float64)
-    for k in range(0, len(triangles), 4096):
-        s1, s2, s0 = e1[k : k + 4096], e2[k : k + 4096], a[k : k + 4096]
-        p = torch.cross(dirs[:, None], s2[None].expand(len(dirs), -1, -1), dim=-1)
-        det = (p * s1[None]).sum(-1)
-        inv = 1.0 / torch.where(det.abs() < 1e-12, torch.full_like(det, torch.nan), det)
-        tvec = origins[:, None] - s0[None]
-        u = (tvec * p).sum(-1) * inv
-        q = torch.cross(tvec, s1[None].expand_as(tvec), dim=-1)
-        v = (dirs[:, None] * q).sum(-1) * inv
-        t = (s2[None] * q).sum(-1) * inv
-        hit = (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0)
-        best = torch.minimum(best, torch.where(hit, t, torch.inf).amin(dim=1))
-    return origins + best[:, None] * dirs
+    return state.to_world(d.pos_w, d.height_w), terms.quat_from_yaw(d.yaw_w)
 
 
 def test_the_observation_layout_is_the_shipped_policys(spec, pair) -> None:
@@ -138,7 +107,7 @@ def test_observations_equal_the_batched_environments(spec, pair, env_scenes) -> 
     angles = terms.yaw_from_quat(quat_w).double()[:, None] + torch.tensor(spec.lidar.beam_angles())
     dirs = torch.stack([angles.cos(), angles.sin(), torch.zeros_like(angles)], dim=-1)
     origins = sensor[:, None].expand_as(dirs)
-    hits = cast(read_mesh(env_scenes.scan_walls), origins.reshape(-1, 3), dirs.reshape(-1, 3))
+    hits = cast_rays(read_scan_walls(env_scenes.scan_walls), origins.reshape(-1, 3), dirs.reshape(-1, 3))
     ranges = terms.ranges_from_hits(hits.view(NUM_ENVS, -1, 3), sensor)
     isaac_lidar = terms.lidar_observation(ranges.float(), spec.lidar.max_range)
     error = (isaac_lidar - expected["lidar"]).abs() * spec.lidar.max_range  # metres

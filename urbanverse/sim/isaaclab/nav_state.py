@@ -55,8 +55,15 @@ class NavState:
         yaw = (torch.rand(len(env_ids), generator=generator, device=self.device) * 2 - 1) * torch.pi
         self.goal[env_ids], self.goal_xy[env_ids] = goal, goal_xy
         self.prev_geodesic[env_ids] = self.world.geodesic_distance(scene, goal, spawn)
-        z = self.world.lookup(self.world.ground_height, scene, spawn) + self.origin_z[env_ids]
-        return torch.cat([spawn + self.offset[env_ids], z[:, None]], dim=-1), yaw
+        ground = self.world.lookup(self.world.ground_height, scene, spawn)
+        return self.to_world(spawn, ground, env_ids), yaw
+
+    def to_world(
+        self, xy: torch.Tensor, z: torch.Tensor, env_ids: torch.Tensor | slice = slice(None)
+    ) -> torch.Tensor:
+        """Points (K, 3) m in the world of environments ``env_ids`` from their scene frame: ``xy``
+        (K, 2) and height ``z`` (K,)."""
+        return torch.cat([xy + self.offset[env_ids], (z + self.origin_z[env_ids])[:, None]], dim=-1)
 
     def geodesic(self, pos_w: torch.Tensor) -> torch.Tensor:
         """Geodesic distance (N,) m from every robot to its goal (inf where unreachable)."""

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from urbanverse.records import atomic_path
 from urbanverse.sim.world import CompiledWorld
@@ -275,3 +276,37 @@ def compose_stage(env_scenes: EnvScenes, path: Path) -> Path:
         walls.GetPrim().GetReferences().AddReference(str(Path(env_scenes.scan_walls).resolve()))
         stage.GetRootLayer().Save()
     return Path(path)
+
+
+def read_scan_walls(path: Path) -> torch.Tensor:
+    """Triangles (T, 3, 3) m, float64, of the scan-wall mesh at ``path``."""
+    from pxr import Usd, UsdGeom
+
+    stage = Usd.Stage.Open(str(path))
+    mesh = UsdGeom.Mesh(stage.GetDefaultPrim())
+    points = torch.tensor(np.array(mesh.GetPointsAttr().Get()), dtype=torch.float64)
+    idx = torch.tensor(np.array(mesh.GetFaceVertexIndicesAttr().Get()), dtype=torch.long).view(-1, 3)
+    return points[idx]
+
+
+def cast_rays(
+    triangles: torch.Tensor, origins: torch.Tensor, dirs: torch.Tensor, chunk: int = 4096
+) -> torch.Tensor:
+    """Nearest hit points (R, 3) of rays ``origins + t dirs`` (R, 3 each, t > 0) on ``triangles``
+    (T, 3, 3), inf where a ray misses: what Isaac Lab's RayCaster reports on a static mesh, on the
+    CPU (Moller-Trumbore, brute force over ``chunk`` triangles at a time), for checks without Isaac."""
+    a, e1, e2 = triangles[:, 0], triangles[:, 1] - triangles[:, 0], triangles[:, 2] - triangles[:, 0]
+    best = torch.full((origins.shape[0],), torch.inf, dtype=origins.dtype)
+    for k in range(0, len(triangles), chunk):
+        s1, s2, s0 = e1[k : k + chunk], e2[k : k + chunk], a[k : k + chunk]
+        p = torch.cross(dirs[:, None], s2[None].expand(len(dirs), -1, -1), dim=-1)
+        det = (p * s1[None]).sum(-1)
+        inv = 1.0 / torch.where(det.abs() < 1e-12, torch.full_like(det, torch.nan), det)
+        tvec = origins[:, None] - s0[None]
+        u = (tvec * p).sum(-1) * inv
+        q = torch.cross(tvec, s1[None].expand_as(tvec), dim=-1)
+        v = (dirs[:, None] * q).sum(-1) * inv
+        t = (s2[None] * q).sum(-1) * inv
+        hit = (u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0)
+        best = torch.minimum(best, torch.where(hit, t, torch.inf).amin(dim=1))
+    return origins + best[:, None] * dirs

@@ -1,13 +1,19 @@
-"""What one environment's scene copy costs the Isaac Lab task, from the USD it spawns.
+"""The Isaac Lab task without Isaac: what each scene copy costs, and how its LiDAR compares.
 
-For each scene: files on disk (the scene layer, its assets' layers and textures), the geometry
+Cost, for each scene: files on disk (the scene layer, its assets' layers and textures), the geometry
 one environment's copy instantiates (meshes, points and triangles, split into what is drawn and
 what collides), its rigid bodies, and the LiDAR scan walls' triangles. "Geometry MB" is the
 float32 points and int32 triangle indices alone: a lower bound of what the renderer and PhysX
 hold per copy (normals, UVs, PhysX's cooked BVH come on top; PhysX may share cooked meshes
-between identical copies). Nothing here ran in Isaac Sim.
+between identical copies).
 
-    python tools/isaac_scene_cost.py scenes/example out/rl_scenes/residential_s0 --num-envs 64
+LiDAR (``--lidar``): the batched environment steps random actions over the scenes; at the last
+step, the RayCaster's beams (the task's beam pattern, at each robot's pose in its environment) are
+cast on the scan-wall mesh the task loads (``scenes.cast_rays``, on the CPU) and compared beam by
+beam with the batched LiDAR's ranges, for its table method (what policies train with) and its
+sphere-tracing reference. Prints the error quantiles in metres. Nothing here ran in Isaac Sim.
+
+    python tools/isaac_task_check.py scenes/example out/rl_scenes/residential_s0 --num-envs 64 [--lidar]
 """
 
 from __future__ import annotations
@@ -54,10 +60,56 @@ def geometry(env_layer: Path) -> dict[str, float]:
     return out
 
 
+def lidar_errors(scene_dirs: list[Path], num_envs: int, method: str, steps: int = 10) -> np.ndarray:
+    """|RayCaster-on-scan-walls range - batched LiDAR range| (m) of every beam, ``num_envs`` robots."""
+    import torch
+
+    from urbanverse.sim import terms
+    from urbanverse.sim.env import NavVecEnv
+    from urbanverse.sim.env_cfg import NavEnvCfg
+    from urbanverse.sim.isaaclab.nav_state import NavState
+    from urbanverse.sim.isaaclab.scenes import cast_rays, read_scan_walls
+    from urbanverse.sim.isaaclab.spec import PointNavSpec
+    from urbanverse.sim.pedestrians import PedestrianCfg
+    from urbanverse.sim.sensors.lidar_cfg import LidarCfg
+
+    spec = PointNavSpec(scene_dirs=tuple(scene_dirs), num_envs=num_envs, lidar=LidarCfg(method=method))
+    env = NavVecEnv(
+        NavEnvCfg(
+            scene_dirs=spec.scene_dirs,
+            num_envs=num_envs,
+            lidar=spec.lidar,
+            task=spec.task,
+            pedestrians=PedestrianCfg(count=0),
+            seed=1,
+        )
+    )
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        env.step(torch.rand(num_envs, 2, generator=gen) * 2 - 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = spec.env_scenes(Path(tmp))
+        state = NavState(env.world, envs.centres, torch.as_tensor(envs.origins, dtype=torch.float32))
+        d = env.robot.data
+        sensor = state.to_world(d.pos_w, d.height_w).double()
+        angles = d.yaw_w.double()[:, None] + torch.tensor(spec.lidar.beam_angles(), dtype=torch.float64)
+        dirs = torch.stack([angles.cos(), angles.sin(), torch.zeros_like(angles)], dim=-1)
+        hits = cast_rays(
+            read_scan_walls(envs.scan_walls),
+            sensor[:, None].expand_as(dirs).reshape(-1, 3),
+            dirs.reshape(-1, 3),
+        )
+    ranges = terms.ranges_from_hits(hits.view(num_envs, -1, 3), sensor).clamp(max=spec.lidar.max_range)
+    return (ranges.float() - env.lidar.data.ranges).abs().numpy().ravel()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("scenes", nargs="+", type=Path, help="Scene folders.")
     parser.add_argument("--num-envs", type=int, default=64, help="Environments of the run (scan walls).")
+    parser.add_argument(
+        "--lidar", action="store_true", help="Also compare the LiDARs (minutes: range tables)."
+    )
     args = parser.parse_args()
 
     from urbanverse.sim.isaaclab.spec import PointNavSpec
@@ -81,6 +133,15 @@ def main() -> None:
             f"{g['drawn_tris']:11d} {g['collider_tris']:14d} {g['bodies']:7d} "
             f"{g['bytes'] / 1e6:12.2f} {scan_tris:10d}"
         )
+
+    if args.lidar:
+        for method in ("lut", "sphere"):
+            err = lidar_errors(args.scenes, args.num_envs, method)
+            q = np.quantile(err, [0.5, 0.95, 0.99])
+            print(
+                f"lidar {method:6s} vs RayCaster on the scan walls: median {q[0]:.3f} m, p95 {q[1]:.3f} m, "
+                f"p99 {q[2]:.3f} m, max {err.max():.2f} m over {len(err)} beams"
+            )
 
 
 if __name__ == "__main__":

@@ -66,24 +66,13 @@ def lidar_errors(scene_dirs: list[Path], num_envs: int, method: str, steps: int 
 
     from urbanverse.sim import terms
     from urbanverse.sim.env import NavVecEnv
-    from urbanverse.sim.env_cfg import NavEnvCfg
     from urbanverse.sim.isaaclab.nav_state import NavState
     from urbanverse.sim.isaaclab.scenes import cast_rays, read_scan_walls
     from urbanverse.sim.isaaclab.spec import PointNavSpec
-    from urbanverse.sim.pedestrians import PedestrianCfg
     from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 
     spec = PointNavSpec(scene_dirs=tuple(scene_dirs), num_envs=num_envs, lidar=LidarCfg(method=method))
-    env = NavVecEnv(
-        NavEnvCfg(
-            scene_dirs=spec.scene_dirs,
-            num_envs=num_envs,
-            lidar=spec.lidar,
-            task=spec.task,
-            pedestrians=PedestrianCfg(count=0),
-            seed=1,
-        )
-    )
+    env = NavVecEnv(spec.nav_env_cfg(seed=1))
     gen = torch.Generator().manual_seed(0)
     for _ in range(steps):
         env.step(torch.rand(num_envs, 2, generator=gen) * 2 - 1)

@@ -21,11 +21,9 @@ from tests.sim.conftest import box, write_scene
 from urbanverse.scene.usd_validate import validate_usd
 from urbanverse.sim import terms
 from urbanverse.sim.env import NavVecEnv
-from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.isaaclab.nav_state import NavState, reward
 from urbanverse.sim.isaaclab.scenes import cast_rays, compose_stage, grid_env_origins, read_scan_walls
 from urbanverse.sim.isaaclab.spec import PointNavSpec
-from urbanverse.sim.pedestrians import PedestrianCfg
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 
 NUM_ENVS = 12
@@ -51,17 +49,7 @@ def env_scenes(spec, tmp_path_factory):
 @pytest.fixture(scope="module")
 def pair(spec, env_scenes):
     """A batched environment a few steps in, and a NavState over the same world at the task's origins."""
-    env = NavVecEnv(
-        NavEnvCfg(
-            scene_dirs=spec.scene_dirs,
-            num_envs=NUM_ENVS,
-            lidar=spec.lidar,
-            task=spec.task,
-            rewards=spec.rewards,
-            pedestrians=PedestrianCfg(count=0),
-            seed=3,
-        )
-    )
+    env = NavVecEnv(spec.nav_env_cfg(seed=3))
     gen = torch.Generator().manual_seed(0)
     for _ in range(4):
         env.step(torch.rand(NUM_ENVS, 2, generator=gen) * 2 - 1)

@@ -18,10 +18,11 @@ origin in a single invisible, non-colliding mesh (``/ScanWalls``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,14 +57,24 @@ def grid_centre(world: CompiledWorld) -> np.ndarray:
     return np.asarray(world.origin, dtype=np.float64) + 0.5 * world.resolution * np.array([w, h])
 
 
-def write_env_layer(scene_usd: Path, centre: np.ndarray, path: Path) -> Path:
-    """Write the environment layer of one scene to ``path`` (see the module docstring); returns it."""
-    from pxr import Gf, Sdf, Usd, UsdGeom
+@contextlib.contextmanager
+def _new_stage(path: Path) -> Iterator:
+    """A Z-up, metre stage authored at a temporary path beside ``path``, saved and renamed onto it."""
+    from pxr import Usd, UsdGeom
 
     with atomic_path(Path(path)) as tmp:
         stage = Usd.Stage.CreateNew(str(tmp))
         UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
         UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+        yield stage
+        stage.GetRootLayer().Save()
+
+
+def write_env_layer(scene_usd: Path, centre: np.ndarray, path: Path) -> Path:
+    """Write the environment layer of one scene to ``path`` (see the module docstring); returns it."""
+    from pxr import Gf, Sdf, UsdGeom
+
+    with _new_stage(path) as stage:
         root = UsdGeom.Xform.Define(stage, "/Scene")
         stage.SetDefaultPrim(root.GetPrim())
         content = UsdGeom.Xform.Define(stage, "/Scene/Content")
@@ -71,7 +82,6 @@ def write_env_layer(scene_usd: Path, centre: np.ndarray, path: Path) -> Path:
         content.GetPrim().GetReferences().AddReference(str(Path(scene_usd).resolve()))
         for name in ("PhysicsScene", "Lights"):
             stage.OverridePrim(Sdf.Path(f"/Scene/Content/{name}")).SetActive(False)
-        stage.GetRootLayer().Save()
     return Path(path)
 
 
@@ -147,7 +157,7 @@ def write_scan_walls(
     """One mesh ``/ScanWalls`` (invisible, no collider) holding, for environment ``i`` at
     ``origins[i]`` (N, 3), the walls ``walls[i % M]`` (S, 2, 2) of its scene moved from the scene
     frame by ``-centres[i % M]`` (M, 2); returns ``path``."""
-    from pxr import Gf, Usd, UsdGeom, Vt
+    from pxr import Gf, UsdGeom, Vt
 
     verts, faces, offset = [], [], 0
     for i, origin in enumerate(origins):
@@ -159,10 +169,7 @@ def write_scan_walls(
         faces.append(f + offset)
         offset += len(v)
     points, tris = np.concatenate(verts), np.concatenate(faces)
-    with atomic_path(Path(path)) as tmp:
-        stage = Usd.Stage.CreateNew(str(tmp))
-        UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
-        UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    with _new_stage(path) as stage:
         mesh = UsdGeom.Mesh.Define(stage, "/ScanWalls")
         stage.SetDefaultPrim(mesh.GetPrim())
         mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(points.astype(np.float32)))
@@ -171,7 +178,6 @@ def write_scan_walls(
         lo, hi = points.min(0), points.max(0)
         mesh.CreateExtentAttr([Gf.Vec3f(*map(float, lo)), Gf.Vec3f(*map(float, hi))])
         mesh.CreateVisibilityAttr(UsdGeom.Tokens.invisible)
-        stage.GetRootLayer().Save()
     return Path(path)
 
 
@@ -258,12 +264,9 @@ def compose_stage(env_scenes: EnvScenes, path: Path) -> Path:
     """Write the stage the task builds, for a look without Isaac (usdview, ``urbanverse usd``'s
     validators): ``/World/envs/env_<i>/Scene`` referencing environment ``i``'s layer at its origin,
     as Isaac Lab's ``MultiUsdFileCfg`` spawner and grid cloner place them, and ``/World/ScanWalls``."""
-    from pxr import Gf, Usd, UsdGeom
+    from pxr import Gf, UsdGeom
 
-    with atomic_path(Path(path)) as tmp:
-        stage = Usd.Stage.CreateNew(str(tmp))
-        UsdGeom.SetStageUpAxis(stage, UsdGeom.Tokens.z)
-        UsdGeom.SetStageMetersPerUnit(stage, 1.0)
+    with _new_stage(path) as stage:
         stage.SetDefaultPrim(UsdGeom.Xform.Define(stage, "/World").GetPrim())
         UsdGeom.Scope.Define(stage, "/World/envs")
         for i, origin in enumerate(env_scenes.origins):
@@ -274,7 +277,6 @@ def compose_stage(env_scenes: EnvScenes, path: Path) -> Path:
             scene.GetPrim().GetReferences().AddReference(str(Path(layer).resolve()))
         walls = UsdGeom.Xform.Define(stage, "/World/ScanWalls")
         walls.GetPrim().GetReferences().AddReference(str(Path(env_scenes.scan_walls).resolve()))
-        stage.GetRootLayer().Save()
     return Path(path)
 
 

@@ -32,6 +32,7 @@ from urbanverse.scene.record import Scene, find_scene_dirs, load_scene
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.isaaclab.nav_state import OBSERVATION_TERMS
 from urbanverse.sim.isaaclab.scenes import MANIFEST, EnvScenes, cache_key, prepare_env_scenes
+from urbanverse.sim.pedestrians import PedestrianCfg
 from urbanverse.sim.robots import WHEELED
 from urbanverse.sim.sensors.lidar import scan_occupancy
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
@@ -217,6 +218,22 @@ class PointNavSpec:
                 layout[name] = (start, start + sizes[name])
                 start += sizes[name]
         return layout
+
+    def nav_env_cfg(self, **changes) -> NavEnvCfg:
+        """The batched environment's twin of this task (same scenes, LiDAR, rules, rewards and
+        period; no pedestrians, as in Isaac); ``changes`` replace ``NavEnvCfg`` fields."""
+        values = dict(
+            scene_dirs=self.scene_dirs,
+            num_envs=self.num_envs,
+            robot=self.robot,
+            lidar=self.lidar,
+            pedestrians=PedestrianCfg(count=0),
+            task=self.task,
+            rewards=self.rewards,
+            world=self.world,
+            dt=self.dt,
+        )
+        return NavEnvCfg(**{**values, **changes})
 
     def world_batch(self, device: str) -> WorldBatch:
         """The scenes' navigation grids and goal fields on ``device`` (as ``NavVecEnv`` builds them)."""

@@ -31,7 +31,7 @@ class ExecutorCfg:
     """Where tasks run and how failures are retried."""
 
     jobs: int = 1
-    """Local worker processes (ignored with Ray: the cluster's CPUs bound the parallelism)."""
+    """Local worker processes; with a local Ray, its CPUs (1: every core); ignored on a cluster."""
     ray: bool = False
     """Run on Ray (a local one started on demand unless ``ray_address`` is given)."""
     ray_address: str | None = None
@@ -120,11 +120,15 @@ def _run_local(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) 
                     lost.append(key)
                     continue
                 del pending[key]
-                yield TaskResult(key, ok, value if ok else None, None if ok else value, seconds, attempts[key])
+                yield TaskResult(
+                    key, ok, value if ok else None, None if ok else value, seconds, attempts[key]
+                )
         for key in lost:  # every task in flight when a worker died; a new pool runs them again
             if attempts[key] > cfg.max_retries:
                 del pending[key]
-                yield TaskResult(key, False, None, "worker process died (retries exhausted)", 0.0, attempts[key])
+                yield TaskResult(
+                    key, False, None, "worker process died (retries exhausted)", 0.0, attempts[key]
+                )
 
 
 def _run_ray(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) -> Iterator[TaskResult]:
@@ -139,7 +143,7 @@ def _run_ray(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) ->
             ray.init(address=cfg.ray_address, log_to_driver=False)
         else:
             ray.init(
-                num_cpus=max(cfg.jobs, 1),
+                num_cpus=cfg.jobs if cfg.jobs > 1 else None,  # None: every core of the machine
                 include_dashboard=False,
                 log_to_driver=False,
                 _node_ip_address="127.0.0.1",

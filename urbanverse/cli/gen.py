@@ -18,11 +18,21 @@ from urbanverse.locks import folder_lock
 
 @cli_command
 def gen_command(
-    source: Annotated[
-        Path, typer.Argument(help="A city-walk video (mp4, avi, mov...), an image, or a folder of images.")
+    sources: Annotated[
+        list[Path],
+        typer.Argument(
+            help="A city-walk video (mp4, avi, mov...), an image, or a folder of images. Several inputs, a "
+            "folder of videos or a .txt list of paths make a batch: one scene folder per input in OUT.",
+            show_default=False,
+        ),
     ],
     out: Annotated[
-        Path, typer.Option("-o", "--out", help="Scene folder to write (created; resumed if it holds a run).")
+        Path,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Scene folder to write, or the batch's folder (created; resumed if it holds a run).",
+        ),
     ],
     camera_height: Annotated[
         float,
@@ -66,6 +76,15 @@ def gen_command(
             "whole shot first to measure the walk).",
         ),
     ] = None,
+    jobs: Annotated[int, typer.Option(help="Batch: inputs run at once in local worker processes.")] = 1,
+    ray: Annotated[
+        bool,
+        typer.Option("--ray", help="Batch: run the inputs as Ray tasks on a local Ray started for the run."),
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Batch: run the inputs on an existing Ray cluster (e.g. ray://head:10001)."),
+    ] = None,
     as_json: JsonFlag = False,
     overrides: Annotated[
         list[str] | None,
@@ -76,13 +95,20 @@ def gen_command(
     (preview.png: top-down map with the camera path; compare_*.png: video frame beside a render of the
     scene from the same camera) and report.json (seconds per stage, counts, warnings). A video with
     cuts gives the scene of its longest shot, or with --per-shot one scene per shot; --max-walk-m cuts
-    long walks into segments, one scene each."""
+    long walks into segments, one scene each.
+
+    A batch (several inputs, a folder of videos, a .txt list) writes OUT/<input name>/ per input and
+    OUT/index.json (each input's status, scene, seconds, counts, error); a re-run skips finished
+    inputs and resumes the others; a bad input leaves its error.json and the others go on. Exit code:
+    0 every input made its scene, 1 some did, 2 none did (or the command line was wrong)."""
     from rich.console import Console
 
     from urbanverse.assets.jobs import open_library
     from urbanverse.config import apply_overrides
+    from urbanverse.gen.batch import batch_inputs
     from urbanverse.gen.pipeline import GenCfg, clear_for_error, run_gen
     from urbanverse.gen.shots import run_gen_per_shot
+    from urbanverse.parallel import ExecutorCfg
 
     cfg = GenCfg()
     cfg = apply_overrides(
@@ -97,6 +123,16 @@ def gen_command(
     )
     if cfg.retrieval.library is not None:  # one named by the user must be there (a default one fills itself)
         open_library(cfg.retrieval.library).close()
+    per_shot = per_shot or max_walk_m is not None  # segments are scenes of their own, as shots are
+    inputs = batch_inputs(sources)
+    if inputs is None and len(sources) == 1:
+        source = sources[0]
+    else:
+        executor = ExecutorCfg(jobs=jobs, ray=ray, ray_address=ray_address)
+        outcome = run_batch_with_display(inputs, out, cfg, executor, resume, per_shot, max_walk_m)
+        if as_json:
+            print_json({"inputs": outcome.entries})
+        raise typer.Exit(outcome.exit_code)
     console = Console(stderr=True)
     status = console.status("starting")
 
@@ -114,7 +150,6 @@ def gen_command(
 
     # One gen per folder: a second one is refused here (exit 2, naming the first) before it touches
     # anything; the clean-up of a bad input happens under the same lock.
-    per_shot = per_shot or max_walk_m is not None  # segments are scenes of their own, as shots are
     with folder_lock(out, "gen"):
         _check_not_the_other_kind(out, per_shot)  # before the clean-up below, which would remove it
         try:
@@ -142,6 +177,69 @@ def gen_command(
     )
     for line in report.warnings:
         typer.echo(f"warning: {line}", err=True)
+
+
+def run_batch_with_display(inputs, out: Path, cfg, executor, resume: bool, per_shot: bool, max_walk_m):
+    """``gen.batch.run_batch`` with a progress bar over the inputs and a line per running input with
+    its running stages (read from its scene folder every half second); one line per input at its end."""
+    import threading
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from urbanverse.gen.batch import RUNNING_FILE, run_batch
+
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        total = bar.add_task(f"gen: {len(inputs)} inputs", total=len(inputs))
+        rows: dict[str, int] = {}
+        lock = threading.Lock()
+        stop = threading.Event()
+
+        def show_stages() -> None:
+            while not stop.wait(0.5):
+                with lock:
+                    for folder, row in rows.items():
+                        marker = Path(folder) / RUNNING_FILE
+                        stages = marker.read_text() if marker.is_file() else ""
+                        name = Path(folder).name
+                        bar.update(row, description=f"  {name}: {stages or 'starting'}")
+
+        def on_event(kind: str, entry: dict) -> None:
+            with lock:
+                if kind == "skip":
+                    bar.advance(total)
+                    console.print(f"  {entry['name']}: done before (skipped)")
+                elif kind == "start":
+                    rows[entry["scene_dir"]] = bar.add_task(f"  {entry['name']}: starting", total=None)
+                else:
+                    bar.remove_task(rows.pop(entry["scene_dir"]))
+                    bar.advance(total)
+                    if entry["status"] == "ok":
+                        console.print(f"  {entry['name']}: ok in {entry['seconds']:.0f} s")
+                    else:
+                        console.print(f"  [red]{entry['name']}: error[/red] {entry['error']}")
+
+        poller = threading.Thread(target=show_stages, daemon=True)
+        poller.start()
+        try:
+            outcome = run_batch(
+                inputs,
+                out,
+                cfg,
+                executor,
+                resume=resume,
+                per_shot=per_shot,
+                max_walk_m=max_walk_m,
+                on_event=on_event,
+            )
+        finally:
+            stop.set()
+    typer.echo(
+        f"{outcome.ok} of {len(outcome.entries)} inputs made their scenes in {out} (index: {out}/index.json)"
+    )
+    return outcome
 
 
 def _print_shots(out: Path, report) -> None:

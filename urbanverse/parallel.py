@@ -56,7 +56,9 @@ class ExecutorCfg:
 
 @dataclass(frozen=True)
 class TaskResult:
-    """The outcome of one task: ``value`` when ``ok``, else ``error`` (one line)."""
+    """The outcome of one task: ``value`` when ``ok``, else ``error`` (``Type: message``) and
+    ``error_type``, the exception's class name (``WorkerDied`` when the retries ran out, or Ray's
+    error class), for a caller that maps failures to exit codes."""
 
     key: str
     ok: bool
@@ -64,6 +66,7 @@ class TaskResult:
     error: str | None
     seconds: float
     attempts: int
+    error_type: str | None = None
 
 
 class _Timed:
@@ -72,16 +75,17 @@ class _Timed:
     def __init__(self, fn: Callable[[Any], Any]):
         self.fn = fn
 
-    def __call__(self, item: Any) -> tuple[bool, Any, float]:
+    def __call__(self, item: Any) -> tuple[bool, Any, float, str | None]:
         start = time.perf_counter()
         try:
             value = self.fn(item)
         except Exception as exc:  # a bad input is a result, not a crash of the run
-            return False, f"{type(exc).__name__}: {exc}", time.perf_counter() - start
-        return True, value, time.perf_counter() - start
+            kind = type(exc).__name__
+            return False, f"{kind}: {exc}", time.perf_counter() - start, kind
+        return True, value, time.perf_counter() - start, None
 
 
-def _call(task: _Timed, item: Any) -> tuple[bool, Any, float]:
+def _call(task: _Timed, item: Any) -> tuple[bool, Any, float, str | None]:
     """Ray's entry point (Ray remotes functions, not callable objects)."""
     return task(item)
 
@@ -115,20 +119,19 @@ def _run_local(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) 
             for future in cf.as_completed(futures):
                 key = futures[future]
                 try:
-                    ok, value, seconds = future.result()
+                    ok, value, seconds, kind = future.result()
                 except cf.process.BrokenProcessPool:
                     lost.append(key)
                     continue
                 del pending[key]
                 yield TaskResult(
-                    key, ok, value if ok else None, None if ok else value, seconds, attempts[key]
+                    key, ok, value if ok else None, None if ok else value, seconds, attempts[key], kind
                 )
         for key in lost:  # every task in flight when a worker died; a new pool runs them again
             if attempts[key] > cfg.max_retries:
                 del pending[key]
-                yield TaskResult(
-                    key, False, None, "worker process died (retries exhausted)", 0.0, attempts[key]
-                )
+                error = "WorkerDied: worker process died (retries exhausted)"
+                yield TaskResult(key, False, None, error, 0.0, attempts[key], "WorkerDied")
 
 
 def _run_ray(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) -> Iterator[TaskResult]:
@@ -163,11 +166,12 @@ def _run_ray(task: _Timed, items: dict[str, Any], cfg: ExecutorCfg, on_start) ->
             done, waiting = ray.wait(waiting, num_returns=1)
             key = refs[done[0]]
             try:
-                ok, value, seconds = ray.get(done[0])
+                ok, value, seconds, kind = ray.get(done[0])
             except RayError as exc:  # the worker died more often than max_retries allows
-                yield TaskResult(key, False, None, f"{type(exc).__name__}: {exc}".splitlines()[0], 0.0, 0)
+                kind = type(exc).__name__
+                yield TaskResult(key, False, None, f"{kind}: {exc}".splitlines()[0], 0.0, 0, kind)
                 continue
-            yield TaskResult(key, ok, value if ok else None, None if ok else value, seconds, 1)
+            yield TaskResult(key, ok, value if ok else None, None if ok else value, seconds, 1, kind)
     finally:
         if started_here:
             ray.shutdown()

@@ -22,3 +22,20 @@ def torch_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+@contextmanager
+def numba_threads(threads: int) -> Iterator[None]:
+    """Run the block with numba's parallel kernels (the simulator's) on at most ``threads`` threads;
+    the count before is restored on leaving. Without numba (the kernels' torch twins run) a no-op."""
+    try:
+        import numba
+    except ImportError:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)

@@ -32,10 +32,22 @@ def train_command(
         str, typer.Option(help="lidar, depth or rgb (rgb needs the renderer camera).")
     ] = "lidar",
     backbone: Annotated[str, typer.Option(help="mlp, gru, lstm, gla, sse, sse-h or ultramem.")] = "mlp",
-    num_envs: Annotated[int, typer.Option("--num-envs", help="Parallel environments.")] = 64,
+    num_envs: Annotated[
+        int, typer.Option("--num-envs", help="Parallel environments per process (--nproc N steps N x this).")
+    ] = 64,
     steps: Annotated[
-        int, typer.Option(help="Environment steps to train for (summed over environments).")
+        int, typer.Option(help="Environment steps to train for (summed over environments and processes).")
     ] = 1_000_000,
+    nproc: Annotated[
+        int,
+        typer.Option(
+            "--nproc",
+            help="Training processes: data-parallel PPO over torch.distributed (gloo on CPU, NCCL on "
+            "CUDA, one GPU each); each has --num-envs environments, its own seed and share of the "
+            "scenes, and cores / N threads (OMP_NUM_THREADS, NUMBA_NUM_THREADS unless set). "
+            "Also with --resume.",
+        ),
+    ] = 1,
     algo: Annotated[str, typer.Option(help="ppo (ours) or sb3-ppo (Stable-Baselines3).")] = "ppo",
     device: Annotated[str, typer.Option(help="cpu or cuda[:i].")] = "cpu",
     seed: Annotated[int, typer.Option(help="Seed of the environments and the policy.")] = 0,
@@ -68,6 +80,11 @@ def train_command(
     config.json, progress.csv, tb/ and checkpoints; --resume RUN_DIR
     continues a run killed at any point.
 
+    --nproc N trains on N processes of this machine with identical models
+    (gradients averaged every minibatch); under torchrun
+    (torchrun --nproc_per_node N -m urbanverse.cli train ...) each process
+    is one rank. Rank 0 writes the run folder.
+
     Late-training schedules (--set):
     schedule.qat_fraction=0.15 trains the last 15 % with int8 fake
     quantisation of the actor and a linear LR cooldown (QAT);
@@ -76,11 +93,14 @@ def train_command(
     ppo.schedule=fixed, to hurt with the adaptive one). QAT fine-tune of a policy:
     --init-from POLICY.pt --set schedule.qat_fraction=1.0.
     """
+    from urbanverse.rl.distributed import is_main_process
     from urbanverse.rl.jobs import resume_training, train_policy
     from urbanverse.scene.record import find_scene_dirs
 
+    if nproc < 1:
+        raise InputError(f"--nproc: need >= 1, got {nproc}")
     if resume is not None:
-        summary = resume_training(resume, quiet=quiet)
+        summary = resume_training(resume, quiet=quiet, nproc=nproc)
     else:
         from urbanverse.nn.backbones import BACKBONE_NAMES
         from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
@@ -103,7 +123,9 @@ def train_command(
             experiment=exp,
             init_from=str(init_from) if init_from else "",
         )
-        summary = train_policy(apply_overrides(cfg, overrides or []), runs_dir, quiet=quiet)
+        summary = train_policy(apply_overrides(cfg, overrides or []), runs_dir, quiet=quiet, nproc=nproc)
+    if not is_main_process():  # a rank of a torchrun launch: rank 0 reports
+        return
     if as_json:
         print_json(summary.to_dict())
         return
@@ -119,7 +141,9 @@ def train_command(
 
 @cli_command
 def eval_command(
-    checkpoint: Annotated[Path, typer.Argument(help="Run folder, checkpoint .pt, or SB3 model.zip.")],
+    checkpoints: Annotated[
+        list[Path], typer.Argument(help="Run folder, checkpoint .pt, or SB3 model.zip; several for a sweep.")
+    ],
     scenes: ScenesOpt = None,
     episodes: Annotated[int, typer.Option(help="Episodes per scene.")] = 20,
     seed: Annotated[int, typer.Option(help="Seed of the evaluation episodes.")] = 1,
@@ -131,7 +155,8 @@ def eval_command(
             "-o",
             "--out",
             help="Folder for results (default: <run>/eval beside a training run, else "
-            "./eval/<policy folder name>: never inside a shipped policy's folder).",
+            "./eval/<policy folder name>: never inside a shipped policy's folder). Several "
+            "checkpoints: one sub-folder each, named after its run folder.",
         ),
     ] = None,
     animate: Annotated[
@@ -151,40 +176,78 @@ def eval_command(
         ),
     ] = "none",
     calibration_steps: Annotated[int, typer.Option(help="Rollout steps that calibrate --quantize.")] = 200,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            help="Worker processes, one (checkpoint, scene) unit each at a time (default 1: this "
+            "process); with --ray, the CPUs of the local Ray (default: all).",
+            show_default=False,
+        ),
+    ] = None,
+    ray: Annotated[
+        bool, typer.Option("--ray", help="Run the units on Ray (a local one, 1 CPU per unit).")
+    ] = False,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="Run the units on this Ray cluster (host:6379 or ray://host:10001)."
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate a policy: success rate, SPL, collisions, route completion per scene and overall.
+    """Evaluate policies: success rate, SPL, collisions, route completion per scene and overall.
 
+    Each (checkpoint, scene) pair is evaluated on its own with a seed drawn from --seed and the
+    scene's place in --scenes, so --jobs and --ray give the same figures as one process.
     Writes results.json, results.md and, where matplotlib is installed, an episode animation and
-    the run's learning curve to --out; prints a table (or, with --json, the JSON with overall
-    figures under "overall").
+    the run's learning curve to each checkpoint's --out folder; prints a table per checkpoint (or,
+    with --json, the JSON with overall figures under "overall"; several checkpoints: a list under
+    "evaluations").
     """
     from rich.console import Console
 
-    from urbanverse.rl.evaluate import rich_table
-    from urbanverse.rl.jobs import EvalCfg, run_evaluation
+    from urbanverse.rl.evaluate import comparison_table, rich_table
+    from urbanverse.rl.jobs import EvalCfg, eval_executor, eval_out_dirs, run_evaluations
     from urbanverse.scene.record import find_scene_dirs
 
-    cfg = EvalCfg(
-        checkpoint=checkpoint,
-        scenes=find_scene_dirs(scenes, "--scenes") if scenes else (),
-        episodes=episodes,
-        seed=seed,
-        device=device,
-        out=out,
-        animate=animate,
-        video_format=video_format,  # type: ignore[arg-type]
-        quantize=quantize,  # type: ignore[arg-type]
-        calibration_steps=calibration_steps,
-    )
+    executor = eval_executor(jobs, ray, ray_address)
+    scene_dirs = find_scene_dirs(scenes, "--scenes") if scenes else ()
+    cfgs = [
+        EvalCfg(
+            checkpoint=checkpoint,
+            scenes=scene_dirs,
+            episodes=episodes,
+            seed=seed,
+            device=device,
+            out=folder,
+            animate=animate,
+            video_format=video_format,  # type: ignore[arg-type]
+            quantize=quantize,  # type: ignore[arg-type]
+            calibration_steps=calibration_steps,
+        )
+        for checkpoint, folder in zip(checkpoints, eval_out_dirs(checkpoints, out), strict=True)
+    ]
     console = Console(stderr=True, quiet=json_out, highlight=False)
-    with console.status(f"evaluating {checkpoint}"):
-        outcome = run_evaluation(cfg)
+    where = (
+        "this process" if executor is None else ("Ray" if executor.uses_ray else f"{executor.jobs} processes")
+    )
+    with console.status(f"evaluating on {where}") as status:
+
+        def progress(done: int, total: int) -> None:
+            status.update(f"evaluating on {where}: {done}/{total} (checkpoint, scene) units done")
+
+        outcomes = run_evaluations(cfgs, executor, progress)
     if json_out:
-        print_json(outcome.results)
+        results = [o.results for o in outcomes]
+        print_json(results[0] if len(results) == 1 else {"evaluations": results})
         return
-    console.print(rich_table(outcome.results, f"{checkpoint}: {episodes} episodes per scene"))
-    for f in outcome.files:
-        console.print(f"wrote {f}", soft_wrap=True)
+    for cfg, outcome in zip(cfgs, outcomes, strict=True):
+        console.print(rich_table(outcome.results, f"{cfg.checkpoint}: {episodes} episodes per scene"))
+        for f in outcome.files:
+            console.print(f"wrote {f}", soft_wrap=True)
+    if len(outcomes) > 1:
+        console.print(comparison_table([o.results for o in outcomes]))
 
 
 @cli_command

@@ -10,17 +10,25 @@ from __future__ import annotations
 import csv
 import logging
 import math
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from urbanverse.errors import InputError
 from urbanverse.rl.config import TrainCfg
+
+if TYPE_CHECKING:
+    from urbanverse.parallel import ExecutorCfg
 
 log = logging.getLogger(__name__)
 
 #: Episodes in the evaluation animation when the caller does not say (and matplotlib is installed).
 DEFAULT_ANIMATED_EPISODES = 3
+
+#: CPUs one evaluation unit (a policy in one scene, on one torch thread) declares to Ray.
+EVAL_UNIT_CPUS = 1.0
 
 
 # ---------------------------------------------------------------------------------------- training
@@ -62,35 +70,52 @@ def schedule_warnings(cfg: TrainCfg) -> list[str]:
     return warnings
 
 
-def train_policy(cfg: TrainCfg, runs_dir: Path, quiet: bool = False) -> TrainSummary:
+def train_policy(cfg: TrainCfg, runs_dir: Path, quiet: bool = False, nproc: int = 1) -> TrainSummary:
     """Train ``cfg`` (``algo`` ppo or sb3-ppo) in a new run folder under ``runs_dir``.
 
-    ``quiet`` turns the progress display off. The run folder survives SIGKILL: continue it with
-    ``resume_training``.
+    ``quiet`` turns the progress display off. ``nproc`` > 1 trains PPO data-parallel in that many
+    new processes of this machine (``cfg.env.num_envs`` environments each); a process started by a
+    launcher (``WORLD_SIZE`` set, e.g. ``torchrun``) is one rank of such a run. The run folder
+    survives SIGKILL: continue it with ``resume_training``.
     """
-    for line in schedule_warnings(cfg):
-        log.warning(line)
-    if cfg.algo == "sb3-ppo":
-        from urbanverse.rl.sb3 import train_sb3
+    from urbanverse.rl.distributed import launch, launched_world_size, process_group
 
-        run_dir = train_sb3(cfg, runs_dir, quiet=quiet)
-        return _summary_from_csv(run_dir, cfg.algo)
-    from urbanverse.rl.runner import Runner
+    if (nproc > 1 or launched_world_size() > 1) and cfg.algo != "ppo":
+        raise InputError(f"--nproc: data-parallel training is for --algo ppo, not {cfg.algo}")
+    if nproc > 1:
+        return launch(train_policy, nproc, cfg, runs_dir, quiet)
+    with process_group(cfg.device) as sync:
+        if sync.is_main:
+            for line in schedule_warnings(cfg):
+                log.warning(line)
+        if cfg.algo == "sb3-ppo":
+            from urbanverse.rl.sb3 import train_sb3
 
-    runner = Runner.create(cfg, runs_dir, quiet=quiet)
-    log.info("run folder: %s", runner.run_dir)
-    return _learn(runner)
+            return _summary_from_csv(train_sb3(cfg, runs_dir, quiet=quiet), cfg.algo)
+        from urbanverse.rl.runner import Runner
+
+        runner = Runner.create(cfg, runs_dir, quiet=quiet, sync=sync)
+        if sync.is_main:
+            log.info("run folder: %s", runner.run_dir)
+        return _learn(runner)
 
 
-def resume_training(run_dir: Path, quiet: bool = False) -> TrainSummary:
-    """Continue the PPO run in ``run_dir`` from its latest checkpoint to the end of its budget."""
+def resume_training(run_dir: Path, quiet: bool = False, nproc: int = 1) -> TrainSummary:
+    """Continue the PPO run in ``run_dir`` from its latest checkpoint to the end of its budget, on
+    ``nproc`` data-parallel processes (or as one rank of a launcher's run, as ``train_policy``)."""
+    from urbanverse.rl.config import load_cfg
+    from urbanverse.rl.distributed import launch, process_group
     from urbanverse.rl.runner import Runner
 
     if not (run_dir / "config.json").is_file():
         raise InputError(f"--resume: {run_dir} is not a run folder (no config.json)")
-    runner = Runner.resume(run_dir, quiet=quiet)
-    log.info("resuming %s at iteration %d/%d", run_dir, runner.iteration, runner.cfg.num_iterations)
-    return _learn(runner)
+    if nproc > 1:
+        return launch(resume_training, nproc, run_dir, quiet)
+    with process_group(load_cfg(run_dir / "config.json").device) as sync:
+        runner = Runner.resume(run_dir, quiet=quiet, sync=sync)
+        if sync.is_main:
+            log.info("resuming %s at iteration %d/%d", run_dir, runner.iteration, runner.num_iterations)
+        return _learn(runner)
 
 
 def _learn(runner) -> TrainSummary:
@@ -197,53 +222,127 @@ def default_eval_dir(checkpoint: Path) -> Path:
     return Path("eval") / run_dir.resolve().name
 
 
-def run_evaluation(cfg: EvalCfg) -> EvalOutcome:
-    """Evaluate ``cfg.checkpoint``: success rate, SPL, collisions and route completion per scene
-    and overall, written to ``results.json`` and ``results.md`` in ``cfg.out``, with the episode
-    animation and the run's learning curve where matplotlib is installed."""
-    from urbanverse.rl.evaluate import evaluate, load_policy
+def eval_out_dirs(checkpoints: Sequence[Path], out: Path | None = None) -> list[Path]:
+    """The results folder of each checkpoint of one ``eval`` call.
 
+    One checkpoint: ``out``, else :func:`default_eval_dir`. Several: ``out/<run folder name>`` with
+    ``out``, else each one's default folder; checkpoints that would share a folder (two checkpoints of
+    one run) get a sub-folder each, named after the checkpoint file (``latest`` for a run folder).
+    """
+    if len(checkpoints) == 1:
+        return [out or default_eval_dir(checkpoints[0])]
+    keys = [Path(c).resolve() for c in checkpoints]
+    twice = sorted({str(c) for c, k in zip(checkpoints, keys, strict=True) if keys.count(k) > 1})
+    if twice:
+        raise InputError(f"CHECKPOINT: given more than once: {', '.join(twice)}")
+    bases = [out / run_dir_of(k).name if out else default_eval_dir(k) for k in keys]
+    return [
+        base / ("latest" if k.is_dir() else k.stem) if bases.count(base) > 1 else base
+        for base, k in zip(bases, keys, strict=True)
+    ]
+
+
+def eval_executor(
+    jobs: int | None = None, ray: bool = False, ray_address: str | None = None
+) -> ExecutorCfg | None:
+    """Where the units of an evaluation run: None (this process, one unit after another) without
+    ``ray``/``ray_address`` and with ``jobs`` None or 1; else an ``ExecutorCfg`` of ``jobs`` local
+    processes, or of Ray (a local Ray of ``jobs`` CPUs, default all of this machine's), one CPU per unit."""
+    from urbanverse.parallel import ExecutorCfg
+
+    if ray or ray_address:
+        return ExecutorCfg(
+            jobs=jobs or os.cpu_count() or 1, ray=True, ray_address=ray_address, cpus_per_task=EVAL_UNIT_CPUS
+        )
+    if jobs is None or jobs == 1:
+        return None
+    return ExecutorCfg(jobs=jobs, cpus_per_task=EVAL_UNIT_CPUS)
+
+
+def run_evaluation(cfg: EvalCfg, executor: ExecutorCfg | None = None) -> EvalOutcome:
+    """Evaluate ``cfg.checkpoint`` (see :func:`run_evaluations`)."""
+    return run_evaluations([cfg], executor)[0]
+
+
+def run_evaluations(
+    cfgs: Sequence[EvalCfg],
+    executor: ExecutorCfg | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[EvalOutcome]:
+    """Evaluate every ``cfg``: success rate, SPL, collisions and route completion per scene and
+    overall, written to ``results.json`` and ``results.md`` in its ``out``, with the episode
+    animation and the run's learning curve where matplotlib is installed.
+
+    Every (checkpoint, scene) pair is one unit (``urbanverse.rl.evaluate``), run in this process with
+    ``executor`` None, else on the workers of ``executor`` (``urbanverse.parallel.ExecutorCfg``); the
+    results are the same either way. ``progress(units done, units)`` follows the units.
+    """
+    from urbanverse.rl.evaluate import EvalUnit, PolicySource, check_request, combine, run_units
+
+    plans, units = [], {}
+    for c, cfg in enumerate(cfgs):
+        animate = _animated_episodes(cfg)
+        source = PolicySource(
+            checkpoint=str(cfg.checkpoint),
+            device=cfg.device,
+            quantize_bits=0 if cfg.quantize == "none" else int(cfg.quantize[3:]),
+            calibration_steps=cfg.calibration_steps,
+            calibration_scenes=tuple(cfg.scenes),
+            calibration_seed=cfg.seed,
+        )
+        loaded = source.load()  # checks the checkpoint (and quantises) before any unit starts
+        scenes = tuple(cfg.scenes or loaded.cfg.scenes)
+        check_request(scenes, cfg.episodes)
+        out = cfg.out or default_eval_dir(cfg.checkpoint)
+        plans.append((cfg, loaded, scenes, out))
+        for i in range(len(scenes)):
+            units[f"{c}/{i}"] = EvalUnit(source, scenes, i, cfg.episodes, cfg.seed, animate)
+    outs = [plan[3].resolve() for plan in plans]
+    if len(set(outs)) < len(outs):
+        raise InputError("--out: two evaluations would write to the same folder")
+    log.info("evaluating %d (checkpoint, scene) units of %d evaluation(s)", len(units), len(cfgs))
+    done = run_units(units, executor, progress)
+    outcomes = []
+    for c, (cfg, loaded, scenes, out) in enumerate(plans):
+        results, trajs, canvas = combine([done[f"{c}/{i}"] for i in range(len(scenes))], cfg.episodes)
+        results["checkpoint"] = str(cfg.checkpoint)
+        results["scene_dirs"] = list(scenes)
+        results["seed"] = cfg.seed
+        results["trained"] = {
+            k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")
+        }
+        if "quantization" in loaded.meta:
+            results["quantization"] = loaded.meta["quantization"]
+        out.mkdir(parents=True, exist_ok=True)
+        files = write_evaluation(results, trajs, canvas, out, cfg.video_format)
+        run_dir = run_dir_of(cfg.checkpoint)
+        if matplotlib_available() and (run_dir / RUN_MARKER).is_file():
+            from urbanverse.rl.plots import plot_learning_curve
+
+            files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
+        outcomes.append(EvalOutcome(results=results, files=files))
+    return outcomes
+
+
+def _animated_episodes(cfg: EvalCfg) -> int:
+    """Episodes ``cfg`` animates: ``cfg.animate``, or by default ``DEFAULT_ANIMATED_EPISODES`` where
+    matplotlib is installed; an animation asked for without matplotlib says how to install it."""
     plots = matplotlib_available()
-    animate = cfg.animate
-    if animate is None:
-        animate = DEFAULT_ANIMATED_EPISODES if plots else 0
+    if cfg.animate is None:
         if not plots:
             log.info("matplotlib is not installed: no episode animation and no learning curve")
-    elif animate and not plots:
+        return DEFAULT_ANIMATED_EPISODES if plots else 0
+    if cfg.animate and not plots:
         from urbanverse.errors import require
 
-        require("matplotlib", "train")  # asked for an animation: say how to install what draws it
-    loaded = load_policy(cfg.checkpoint, cfg.device)
-    scene_dirs = cfg.scenes or loaded.cfg.scenes
-    if cfg.quantize != "none":
-        from urbanverse.rl.quantize import quantize_policy
-
-        if loaded.actor is None:
-            raise InputError("--quantize: needs a PPO checkpoint, not a Stable-Baselines3 model")
-        bits = int(cfg.quantize[3:])
-        loaded, _ = quantize_policy(loaded, scene_dirs, bits, cfg.calibration_steps, cfg.seed, cfg.device)
-    run_dir = run_dir_of(cfg.checkpoint)
-    out = cfg.out or default_eval_dir(cfg.checkpoint)
-    out.mkdir(parents=True, exist_ok=True)
-    log.info("evaluating %d scenes x %d episodes", len(scene_dirs), cfg.episodes)
-    results, trajs, env = evaluate(loaded, scene_dirs, cfg.episodes, cfg.seed, cfg.device, record=animate)
-    results["checkpoint"] = str(cfg.checkpoint)
-    results["scene_dirs"] = list(scene_dirs)
-    results["trained"] = {k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")}
-    if "quantization" in loaded.meta:
-        results["quantization"] = loaded.meta["quantization"]
-    files = write_evaluation(results, trajs, env, out, cfg.video_format)
-    if plots and (run_dir / RUN_MARKER).is_file():
-        from urbanverse.rl.plots import plot_learning_curve
-
-        files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
-    return EvalOutcome(results=results, files=files)
+        require("matplotlib", "train")
+    return cfg.animate
 
 
-def write_evaluation(results: dict, trajs: list, env, out: Path, video_format: str = "gif") -> list[Path]:
+def write_evaluation(results: dict, trajs: list, canvas, out: Path, video_format: str = "gif") -> list[Path]:
     """``results.json`` and ``results.md`` of an evaluation in ``out``, and the top-down animation of
-    the recorded episodes ``trajs`` (``episodes.<video_format>``, needs matplotlib) when there are any;
-    returns the files written."""
+    the recorded episodes ``trajs`` on ``canvas`` (``evaluate.EpisodeCanvas``) as
+    ``episodes.<video_format>`` (needs matplotlib) when there are any; returns the files written."""
     from urbanverse.records import save_json
     from urbanverse.rl.evaluate import markdown_table
 
@@ -256,12 +355,12 @@ def write_evaluation(results: dict, trajs: list, env, out: Path, video_format: s
         files.append(
             animate_episodes(
                 trajs,
-                env.world.worlds,
-                (env.robot.cfg.length, env.robot.cfg.width),
-                env.cfg.task.success_radius,
-                env.cfg.pedestrians.radius,
+                canvas.worlds,
+                canvas.robot_size,
+                canvas.success_radius,
+                canvas.ped_radius,
                 out / f"episodes.{video_format}",
-                env.cfg.dt,
+                canvas.dt,
             )
         )
     return files

@@ -5,7 +5,9 @@ Clipped surrogate, clipped value loss, entropy bonus, GAE with bootstrapping on 
 that keeps the policy KL near ``desired_kl``, optional reward scaling by the running
 standard deviation of the discounted return (the paper's +2000 / -200 rewards otherwise give
 value targets in the thousands), and bf16 autocast for the update on CUDA. Recurrent
-backbones are trained on stored sequences (see ``storage``).
+backbones are trained on stored sequences (see ``storage``). Data-parallel over ranks through a
+``Sync`` (``urbanverse.rl.distributed``): normaliser statistics, advantage moments, the KL and the
+gradients are taken over all ranks; with the default one-process ``Sync`` they are the local ones.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 from torch import nn
 
 from urbanverse.nn.backbones import State
+from urbanverse.rl.distributed import Sync
 from urbanverse.rl.policy import ActorCritic
 from urbanverse.rl.storage import RolloutStorage
 
@@ -69,11 +72,16 @@ class PPOCfg:
 
 
 class ReturnNormalizer(nn.Module):
-    """Divides rewards by the running std of a per-environment discounted return (Engstrom et al. 2020)."""
+    """Divides rewards by the running std of a per-environment discounted return (Engstrom et al. 2020).
 
-    def __init__(self, num_envs: int, gamma: float):
+    The statistics fold in the returns of the environments of all ranks of ``sync`` (each rank keeps
+    the returns of its own ``num_envs``), so every rank divides by the same scale.
+    """
+
+    def __init__(self, num_envs: int, gamma: float, sync: Sync | None = None):
         super().__init__()
         self.gamma = gamma
+        self.sync = sync or Sync()
         self.register_buffer("ret", torch.zeros(num_envs))
         self.register_buffer("var", torch.ones((), dtype=torch.float64))
         self.register_buffer("mean", torch.zeros((), dtype=torch.float64))
@@ -82,7 +90,7 @@ class ReturnNormalizer(nn.Module):
     @torch.no_grad()
     def __call__(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
         self.ret.mul_(self.gamma).add_(rewards)
-        x = self.ret.double()
+        x = self.sync.gather_rows(self.ret.double())
         n = x.numel()
         total = self.count + n
         delta = x.mean() - self.mean
@@ -110,8 +118,11 @@ class PPO:
         num_steps: int,
         device: torch.device | str,
         generator: torch.Generator | None = None,
+        sync: Sync | None = None,
     ):
+        """``num_envs`` environments of this rank; ``sync`` the ranks' collectives (default: one process)."""
         self.policy, self.cfg, self.device = policy, cfg, torch.device(device)
+        self.sync = sync or Sync()
         self.learning_rate = cfg.learning_rate
         self.fixed_lr: float | None = None
         """The learning rate when set (by a late schedule: the QAT cooldown), overriding ``cfg.schedule``."""
@@ -126,7 +137,7 @@ class PPO:
             self.chunk_len,
             device,
         )
-        self.reward_norm = ReturnNormalizer(num_envs, cfg.gamma).to(device)
+        self.reward_norm = ReturnNormalizer(num_envs, cfg.gamma, self.sync).to(device)
         self.generator = generator
         amp = cfg.amp == "bf16" or (cfg.amp == "auto" and self.device.type == "cuda")
         self.autocast = torch.autocast(self.device.type, dtype=torch.bfloat16) if amp else _NullContext()
@@ -140,7 +151,7 @@ class PPO:
         """
         p = self.policy
         if p.cfg.normalize_obs:
-            p.obs_norm.update(obs)
+            p.obs_norm.update(self.sync.gather_rows(obs))
         cur = p.reset_state(state, resets)
         mean, value, next_state = p.step(obs, cur)
         dist = p.distribution(mean)
@@ -197,8 +208,12 @@ class PPO:
             self._apply_learning_rate()
         sums = {"loss/value": 0.0, "loss/surrogate": 0.0, "loss/entropy": 0.0, "loss/aux": 0.0}
         kls, clips, n = [], [], 0
+        params = list(p.parameters())
         for mb in self.storage.minibatches(
-            num_mini_batches or cfg.num_mini_batches, cfg.num_learning_epochs, self.generator
+            num_mini_batches or cfg.num_mini_batches,
+            cfg.num_learning_epochs,
+            self.generator,
+            self.sync.mean_std(self.storage.advantages),
         ):
             with self.autocast:
                 mean, value = p.forward_sequence(mb.obs, mb.state, mb.resets)
@@ -217,7 +232,7 @@ class PPO:
                     .sum(-1)
                     .mean()
                 )
-                kls.append(float(kl))
+                kls.append(float(self.sync.mean(kl)))
             if cfg.schedule == "adaptive" and self.fixed_lr is None:
                 if kls[-1] > 2 * cfg.desired_kl:
                     self.learning_rate = max(cfg.min_lr, self.learning_rate / 1.5)
@@ -240,7 +255,8 @@ class PPO:
             )
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(p.parameters(), cfg.max_grad_norm)
+            self.sync.mean_grads(params)
+            nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)
             self.optimizer.step()
             with torch.no_grad():
                 clips.append(float(((ratio - 1).abs() > cfg.clip_param).float().mean()))
@@ -251,8 +267,11 @@ class PPO:
             n += 1
         self.storage.clear()
         out = {k: v / n for k, v in sums.items()}
-        out["train/kl"] = sum(kls) / len(kls)
         out["train/clip_fraction"] = sum(clips) / len(clips)
+        # Losses and clip fraction averaged over ranks (the KLs already are); float64 keeps them exact.
+        means = self.sync.mean(torch.tensor(list(out.values()), dtype=torch.float64, device=self.device))
+        out = dict(zip(out, means.tolist(), strict=True))
+        out["train/kl"] = sum(kls) / len(kls)
         out["train/learning_rate"] = self.learning_rate
         out["train/action_std"] = p.log_std.detach().exp().mean().item()
         out["train/reward_scale"] = self.reward_norm.scale if cfg.normalize_rewards else 1.0

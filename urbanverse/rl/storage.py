@@ -125,15 +125,24 @@ class RolloutStorage:
         self.returns = self.advantages + self.values
 
     def minibatches(
-        self, num_minibatches: int, num_epochs: int, generator: torch.Generator | None = None
+        self,
+        num_minibatches: int,
+        num_epochs: int,
+        generator: torch.Generator | None = None,
+        adv_stats: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> Iterator[Minibatch]:
-        """``num_epochs`` passes over the rollout in ``num_minibatches`` shuffled sequence batches."""
+        """``num_epochs`` passes over the rollout in ``num_minibatches`` shuffled sequence batches.
+
+        Advantages are standardised with ``adv_stats`` (mean, std): in data-parallel training the
+        moments of all ranks' rollouts; by default those of this storage's.
+        """
         num_chunks = self.T // self.L
         num_seq = num_chunks * self.N
         if num_minibatches < 1 or num_seq < num_minibatches:
             raise ValueError(f"cannot split {num_seq} sequences into {num_minibatches} minibatches")
         adv = self.advantages
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        adv_mean, adv_std = adv_stats or (adv.mean(), adv.std())
+        adv = (adv - adv_mean) / (adv_std + 1e-8)
 
         def seq(x: torch.Tensor) -> torch.Tensor:  # (T, N, ...) -> (num_chunks * N, L, ...)
             x = x.reshape(num_chunks, self.L, self.N, *x.shape[2:]).transpose(1, 2)

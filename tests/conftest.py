@@ -22,6 +22,16 @@ def private_default_library(tmp_path_factory):
         yield path
 
 
+@pytest.fixture(scope="module")
+def ray_session():
+    """A local Ray for a test module: 2 CPUs, on loopback, no dashboard (skipped without Ray);
+    ``urbanverse.parallel`` uses it rather than starting its own."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture
 def example_dir(tmp_path: Path) -> Path:
     """A copy of ``scenes/example`` in a temporary folder."""

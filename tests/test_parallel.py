@@ -36,14 +36,6 @@ def collect(fn, items, cfg) -> dict:
     return {r.key: r for r in run_tasks(fn, items, cfg)}
 
 
-@pytest.fixture(scope="module")
-def ray_session():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield
-    ray.shutdown()
-
-
 @pytest.mark.parametrize("executor", ["local", "ray"])
 def test_results_and_errors_per_task(executor, request) -> None:
     cfg = ExecutorCfg(jobs=2, ray=executor == "ray")

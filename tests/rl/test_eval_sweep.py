@@ -42,14 +42,6 @@ def test_two_worker_processes_give_the_single_process_results(scenes, single_pro
     assert json.loads((tmp_path / "results.json").read_text())["scenes"] == single_process["scenes"]
 
 
-@pytest.fixture(scope="module")
-def ray_session():
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    yield
-    ray.shutdown()
-
-
 def test_ray_gives_the_single_process_results(scenes, single_process, ray_session, tmp_path) -> None:
     executor = eval_executor(jobs=2, ray=True)
     assert executor.cpus_per_task == 1.0

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.longjobs.helpers import error_lines, run_until
 from urbanverse.cli import app
-from urbanverse.gen.batch import batch_inputs, scene_names
+from urbanverse.gen.batch import RUNNING_FILE, batch_inputs, scene_names
 
 runner = CliRunner()
 
@@ -62,6 +64,26 @@ def test_a_rerun_skips_finished_inputs_and_resumes_an_interrupted_one(videos, tm
     assert "a_walk: done before (skipped)" in result.output
     assert statuses(out) == {"a_walk": "ok", "b_walk": "ok"}
     assert (out / "b_walk" / "report.json").is_file()
+
+
+def test_ctrl_c_stops_the_workers_and_a_rerun_finishes(videos, tmp_path) -> None:
+    out = tmp_path / "batch"
+    # Ctrl-C (SIGINT to the process group, workers included) once a worker runs a stage
+    stopped = run_until(
+        ["gen", str(videos), "-o", str(out), "--jobs", "2"],
+        lambda: any(out.glob(f"*/{RUNNING_FILE}")),
+        signal.SIGINT,
+        delay=0.5,
+    )
+    assert stopped.returncode == 130, stopped.stderr[-800:]
+    assert "Traceback" not in stopped.stderr
+    assert error_lines(stopped.stderr) == [
+        "error: interrupted (Ctrl-C); what finished is kept; run the same command again to resume"
+    ]
+    assert set(statuses(out)) == {"a_walk", "b_walk", "c_walk", "d_broken"}  # the index is whole
+    result = runner.invoke(app, ["gen", str(videos), "-o", str(out), "--jobs", "2"])
+    assert result.exit_code == 1
+    assert statuses(out) == {"a_walk": "ok", "b_walk": "ok", "c_walk": "ok", "d_broken": "error"}
 
 
 def test_a_batch_where_nothing_works_exits_2(tmp_path) -> None:

@@ -4,7 +4,8 @@ A batch is several inputs, a folder holding video files, or a ``.txt`` file list
 path per line, ``#`` comments). Input ``walk.mp4`` gets ``OUT/walk/`` (two inputs with the same
 name get ``OUT/<name>-<6 hex of the path>/``; a name once given is kept in ``OUT/index.json``).
 
-``OUT/index.json`` lists each input's status (``pending``, ``running``, ``ok``, ``error``), scene
+``OUT/index.json`` lists each input's status (``pending``; ``running``: handed to the executor,
+which may still queue it; ``ok``; ``error``), scene
 folder, seconds, counts and error; the driver rewrites it (atomically) at every change, so a driver
 killed at any point leaves it readable. A re-run skips the inputs whose scene is done and runs the
 others, where gen's own stage cache resumes a partial one. An input that fails leaves

@@ -31,6 +31,9 @@ from urbanverse.errors import InputError
 #: The lock file in a locked folder (hidden; clean-ups of the folder must leave it alone).
 LOCK_FILE = ".urbanverse.lock"
 
+#: Seconds between tries of a lock that is waited for.
+WAIT_POLL_S = 0.1
+
 _held: dict[str, list] = {}  # resolved folder -> [descriptor, depth]
 _guard = threading.Lock()
 
@@ -60,14 +63,19 @@ def _command() -> str:
     return " ".join(args)
 
 
-def _acquire(folder: Path, what: str) -> int:
+def _acquire(folder: Path, what: str, wait_s: float) -> int:
     path = folder / LOCK_FILE
-    for _ in range(100):  # retried only when the file was removed under us (a holder released it)
+    deadline = time.monotonic() + wait_s
+    replaced = 0
+    while replaced < 100:  # retried when the file was removed under us (a holder released it)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
+            if time.monotonic() < deadline:
+                time.sleep(WAIT_POLL_S)
+                continue
             info: dict = {}
             for _ in range(20):  # the holder writes its name just after taking the lock
                 info = read_holder(folder)
@@ -84,6 +92,7 @@ def _acquire(folder: Path, what: str) -> int:
             same = False
         if not same:
             os.close(fd)
+            replaced += 1
             continue
         info = {"pid": os.getpid(), "host": socket.gethostname(), "command": _command(), "what": what}
         os.ftruncate(fd, 0)
@@ -93,11 +102,12 @@ def _acquire(folder: Path, what: str) -> int:
 
 
 @contextlib.contextmanager
-def folder_lock(folder: Path, what: str = "writer") -> Iterator[Path]:
+def folder_lock(folder: Path, what: str = "writer", wait_s: float = 0.0) -> Iterator[Path]:
     """Hold ``folder``'s writer lock (creating the folder) while the block runs; yields the folder.
 
     ``what`` names the job in the refusal (``gen``, ``asset library writer``, ``training run``).
-    Raises :class:`FolderLocked` at once when another process holds it.
+    Raises :class:`FolderLocked` when another process holds it: at once, or after waiting up to
+    ``wait_s`` seconds for it to let go (short writes that may queue behind each other).
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,7 +117,7 @@ def folder_lock(folder: Path, what: str = "writer") -> Iterator[Path]:
         if entry is not None:
             entry[1] += 1
         else:
-            _held[key] = [_acquire(folder, what), 1]
+            _held[key] = [_acquire(folder, what, wait_s), 1]
     try:
         yield folder
     finally:

@@ -32,6 +32,13 @@ def statuses(out: Path) -> dict[str, str]:
     return {e["name"]: e["status"] for e in json.loads((out / "index.json").read_text())["inputs"]}
 
 
+def errors(out: Path) -> dict[str, str]:
+    """The error of each failed input (for assertion messages)."""
+    return {
+        e["name"]: e["error"] for e in json.loads((out / "index.json").read_text())["inputs"] if e["error"]
+    }
+
+
 @pytest.mark.parametrize("executor", [["--jobs", "2"], ["--ray"]], ids=["processes", "ray"])
 def test_a_folder_of_four_videos_gives_three_scenes_and_one_error(videos, tmp_path, executor) -> None:
     if "--ray" in executor:
@@ -39,7 +46,7 @@ def test_a_folder_of_four_videos_gives_three_scenes_and_one_error(videos, tmp_pa
     out = tmp_path / "batch"
     result = runner.invoke(app, ["gen", str(videos), "-o", str(out), *executor])
     assert result.exit_code == 1, result.output  # some inputs made their scenes
-    assert statuses(out) == {"a_walk": "ok", "b_walk": "ok", "c_walk": "ok", "d_broken": "error"}
+    assert statuses(out) == {"a_walk": "ok", "b_walk": "ok", "c_walk": "ok", "d_broken": "error"}, errors(out)
     for name in ("a_walk", "b_walk", "c_walk"):
         assert (out / name / "scene.json").is_file() and (out / name / "scene.usda").is_file()
         assert not (out / name / ".gen_running").exists()

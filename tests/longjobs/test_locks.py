@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import threading
+import time
 
 import pytest
 
@@ -49,3 +52,19 @@ def test_a_bad_inputs_clean_up_keeps_the_lock_of_the_run_that_holds_it(tmp_path)
         clear_for_error(tmp_path, "bad input")
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted([ERROR_FILE, LOCK_FILE])
     assert [p.name for p in tmp_path.iterdir()] == [ERROR_FILE]
+
+
+def test_a_waiting_writer_takes_the_lock_when_the_holder_lets_go(tmp_path):
+    with held_elsewhere(tmp_path, "asset library writer") as holder:
+        threading.Timer(0.5, holder.kill).start()
+        start = time.monotonic()
+        with folder_lock(tmp_path, "asset library writer", wait_s=30):
+            waited = time.monotonic() - start
+            assert read_holder(tmp_path)["pid"] == os.getpid()
+    assert waited > 0.3  # it waited for the holder instead of refusing
+
+
+def test_a_waiting_writer_gives_up_after_its_wait(tmp_path):
+    with held_elsewhere(tmp_path, "asset library writer"), pytest.raises(FolderLocked, match="another"):
+        with folder_lock(tmp_path, "asset library writer", wait_s=0.3):
+            pass

@@ -40,6 +40,8 @@ INDEX_FILE = "texts.hnsw"
 INDEX_META = "texts.hnsw.json"
 #: Below this many candidate texts after filtering, rank them exactly instead of using the index.
 EXACT_SEARCH_MAX = 20_000
+#: Seconds a record write waits for another process's write to the library before giving up.
+WRITE_WAIT_S = 600.0
 
 log = logging.getLogger(__name__)
 
@@ -168,9 +170,11 @@ class AssetStore:
     # ----------------------------------------------------------------- writing
     def writing(self) -> contextlib.AbstractContextManager:
         """Hold the library's writer lock while the block runs (re-entrant in one process); a job that
-        writes more than records (an ingest's asset folders) holds it around all of it.
-        ``FolderLocked`` (exit 2, naming the holder) when another process writes the library."""
-        return folder_lock(self.root, "asset library writer")
+        writes more than records (an ingest's asset folders) holds it around all of it. Another
+        process's write is waited for up to ``WRITE_WAIT_S`` (gen workers of one batch add classes and
+        appearance rows to one library, each write seconds long); ``FolderLocked`` (exit 2, naming the
+        holder) after that. The ``assets`` commands take the lock first themselves and refuse at once."""
+        return folder_lock(self.root, "asset library writer", wait_s=WRITE_WAIT_S)
 
     def add(
         self, assets: Iterable[Asset], vectors: dict[str, np.ndarray] | None = None, embed: bool = True

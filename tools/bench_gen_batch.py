@@ -2,17 +2,23 @@
 
 Renders ``--videos`` short tours (``render-tour`` over ``scenes/example``, different seeds) once,
 then runs ``urbanverse gen`` on the folder of them with ``--jobs 1``, ``--jobs 2`` and ``--ray``
-(a local Ray of ``--jobs`` CPUs), each into a fresh folder, side by side in one run. Also Ray's own
-overhead: start-up (``ray.init`` and one no-op task) and per task (``--tasks`` no-op tasks through
-``urbanverse.parallel.run_tasks``, against the same through local processes). Prints a table and,
-last, ``videos_per_hour_1=.. videos_per_hour_2=.. videos_per_hour_ray=.. ray_start_s=.. ray_task_ms=..``.
+(a local Ray of ``--jobs`` CPUs), each into a fresh folder, side by side in one run. Prints a table
+and, last, ``videos_per_hour_1=.. videos_per_hour_2=.. videos_per_hour_ray=..`` (Ray's own
+overheads: ``tools/bench_eval_sweep.py``).
+
+``--profile VIDEO`` instead runs one gen of VIDEO from scratch, measures its wall and CPU time, peak
+memory, stage seconds and output size, and projects the hours ``--hours`` of such video (cut into
+clips as long as VIDEO) take on ``--nodes`` nodes of ``--node-vcpus`` and ``--node-gib``.
 
     python tools/bench_gen_batch.py --videos 4 --seconds 10
+    URBANVERSE_LIBRARY=LIB100K python tools/bench_gen_batch.py --profile tour_720p_30s.mp4
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -20,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import av
+
+from urbanverse.gen.batch import GEN_MEMORY_GB
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def noop(x: int) -> int:
-    return x
 
 
 def render_inputs(folder: Path, count: int, seconds: float) -> None:
@@ -47,25 +53,54 @@ def timed_gen(videos: Path, out: Path, args: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def ray_overhead(tasks: int, jobs: int) -> tuple[float, float, float]:
-    """(start-up s, ms per no-op task on Ray, ms per no-op task on local processes)."""
-    import ray
+def profile(video: Path) -> dict:
+    """One gen of ``video`` from scratch in a child process: wall s, CPU s (user + system), peak RSS
+    (GB), the report's seconds per stage, the scene folder's MB (with and without ``work/``)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "scene"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall = timed_gen(video, out, ["--no-resume"])
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sizes = {p: p.stat().st_size for p in out.rglob("*") if p.is_file()}
+        report = json.loads((out / "report.json").read_text())
+        work = sum(size for p, size in sizes.items() if (out / "work") in p.parents)
+    with av.open(str(video)) as container:
+        stream = container.streams.video[0]
+        duration = float(stream.duration * stream.time_base) if stream.duration else container.duration / 1e6
+        height = stream.height
+    return {
+        "wall_s": wall,
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "peak_gb": after.ru_maxrss / 2**20,  # KiB on Linux
+        "stages": {k: v for k, v in report["seconds"].items() if k != "total"},
+        "scene_mb": sum(sizes.values()) / 1e6,
+        "work_mb": work / 1e6,
+        "video_s": duration,
+        "height": height,
+    }
 
-    from urbanverse.parallel import ExecutorCfg, run_tasks
 
-    items = {str(i): i for i in range(tasks)}
-    start = time.perf_counter()
-    ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
-    list(run_tasks(noop, {"0": 0}, ExecutorCfg(ray=True)))
-    startup = time.perf_counter() - start
-    start = time.perf_counter()
-    list(run_tasks(noop, items, ExecutorCfg(ray=True)))
-    per_ray = (time.perf_counter() - start) / tasks * 1000
-    ray.shutdown()
-    start = time.perf_counter()
-    list(run_tasks(noop, items, ExecutorCfg(jobs=jobs)))
-    per_local = (time.perf_counter() - start) / tasks * 1000
-    return startup, per_ray, per_local
+def print_projection(p: dict, hours: float, vcpus: int, node_gib: float, nodes: list[int]) -> None:
+    """The hours ``nodes`` nodes of ``vcpus`` vCPUs and ``node_gib`` GiB take for ``hours`` of video cut
+    into clips as long as the profiled one, at 80 % CPU use."""
+    clips = hours * 3600 / p["video_s"]
+    cores = p["cpu_s"] / p["wall_s"]
+    concurrent = int(min(vcpus / cores, node_gib // GEN_MEMORY_GB))
+    rate = min(0.8 * vcpus, concurrent * cores)  # CPU-s per s of one node
+    stages = ", ".join(f"{k} {v:.1f}" for k, v in sorted(p["stages"].items(), key=lambda kv: -kv[1])[:5])
+    print(
+        f"one clip: {p['video_s']:.0f} s of {p['height']}p, gen {p['wall_s']:.1f} s wall, "
+        f"{p['cpu_s']:.0f} CPU-s "
+        f"({cores:.2f} cores), peak {p['peak_gb']:.2f} GB; scene {p['scene_mb']:.0f} MB "
+        f"({p['work_mb']:.0f} MB work/); slowest stages (s): {stages}"
+    )
+    print(
+        f"{hours:g} h = {clips:,.0f} clips: {clips * p['cpu_s'] / 3600:,.0f} CPU-hours, "
+        f"{clips * p['scene_mb'] / 1e3:,.0f} GB of scenes; "
+        f"{concurrent} gens per {vcpus}-vCPU {node_gib:g}-GiB node"
+    )
+    for n in nodes:
+        print(f"  {n:3d} node(s): {clips * p['cpu_s'] / (n * rate) / 3600:6.1f} h")
 
 
 def main() -> None:
@@ -73,8 +108,19 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=4, help="Inputs of the batch.")
     parser.add_argument("--seconds", type=float, default=10.0, help="Length of each rendered tour (s).")
     parser.add_argument("--jobs", type=int, default=2, help="Workers of the parallel runs.")
-    parser.add_argument("--tasks", type=int, default=50, help="No-op tasks for the per-task overhead.")
+    parser.add_argument("--profile", type=Path, help="Instead: profile one gen of this video and project.")
+    parser.add_argument("--hours", type=float, default=100.0, help="Hours of video to project for.")
+    parser.add_argument("--node-vcpus", type=int, default=32, help="vCPUs of a node of the projection.")
+    parser.add_argument(
+        "--node-gib", type=float, default=64.0, help="Memory (GiB) of a node of the projection."
+    )
+    parser.add_argument(
+        "--nodes", type=int, nargs="+", default=[1, 4, 10], help="Node counts to project for."
+    )
     args = parser.parse_args()
+    if args.profile is not None:
+        print_projection(profile(args.profile), args.hours, args.node_vcpus, args.node_gib, args.nodes)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         render_inputs(root, args.videos, args.seconds)
@@ -87,19 +133,16 @@ def main() -> None:
                 root / "videos", root / "ray", ["--ray", "--jobs", str(args.jobs)]
             ),
         }
-    startup, per_ray, per_local = ray_overhead(args.tasks, args.jobs)
     print(f"{args.videos} videos of {args.seconds:g} s, 640x360, 10 fps")
     print(f"{'executor':16s} {'wall s':>8s} {'videos/h':>9s} {'speed-up':>9s}")
     base = runs["1 process"]
     for name, wall in runs.items():
         print(f"{name:16s} {wall:8.1f} {3600 * args.videos / wall:9.1f} {base / wall:9.2f}")
-    print(f"Ray start-up {startup:.2f} s; per task {per_ray:.1f} ms (local processes {per_local:.1f} ms)")
     values = list(runs.values())
     print(
         f"videos_per_hour_1={3600 * args.videos / values[0]:.1f} "
         f"videos_per_hour_{args.jobs}={3600 * args.videos / values[1]:.1f} "
-        f"videos_per_hour_ray={3600 * args.videos / values[2]:.1f} "
-        f"ray_start_s={startup:.2f} ray_task_ms={per_ray:.1f}"
+        f"videos_per_hour_ray={3600 * args.videos / values[2]:.1f}"
     )
 
 

@@ -81,3 +81,13 @@ def test_readers_search_while_a_writer_holds_a_transaction(store):
         assert reader.search(np.asarray(reader._all_vectors()[1][0]), k=1)
     writer.execute("ROLLBACK")
     writer.close()
+
+
+def test_a_text_another_process_added_after_the_look_up_is_kept(store, small_assets, monkeypatch):
+    # gen workers of one batch fill one library: each looks its texts up before it takes the lock
+    ids_before = dict(store._db.execute("SELECT text, id FROM texts").fetchall())
+    with AssetStore(store.root) as late:
+        monkeypatch.setattr(late, "_text_ids", lambda texts: {})  # looked up before the first writer
+        assert late.add(small_assets, embed=False) == 3
+        assert dict(late._db.execute("SELECT text, id FROM texts").fetchall()) == ids_before
+        assert late.get("bench-1") == small_assets[0] and len(late) == 3

@@ -197,8 +197,14 @@ class AssetStore:
             for text in missing:
                 vector = given.get(text, embedded.get(text))
                 blob = None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
-                cur = db.execute("INSERT INTO texts (text, vector) VALUES (?, ?)", (text, blob))
-                known[text] = cur.lastrowid
+                # another process may have added the text since the look-up above (the look-up and the
+                # embedding run outside the lock): keep its row, filling in a vector it lacks
+                db.execute(
+                    "INSERT INTO texts (text, vector) VALUES (?, ?) "
+                    "ON CONFLICT(text) DO UPDATE SET vector = COALESCE(texts.vector, excluded.vector)",
+                    (text, blob),
+                )
+                known[text] = db.execute("SELECT id FROM texts WHERE text = ?", (text,)).fetchone()[0]
             db.executemany(
                 "INSERT OR REPLACE INTO assets VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 [self._row(a, known[search_text(a)]) for a in assets],

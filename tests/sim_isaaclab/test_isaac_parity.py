@@ -21,10 +21,11 @@ from tests.sim.conftest import box, write_scene
 from urbanverse.scene.usd_validate import validate_usd
 from urbanverse.sim import terms
 from urbanverse.sim.env import NavVecEnv
-from urbanverse.sim.isaaclab.nav_state import NavState, reward
+from urbanverse.sim.isaaclab.nav_state import NavState
 from urbanverse.sim.isaaclab.scenes import cast_rays, compose_stage, grid_env_origins, read_scan_walls
 from urbanverse.sim.isaaclab.spec import PointNavSpec
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
+from urbanverse.sim.task import REWARD_TERMS
 
 NUM_ENVS = 12
 SENSOR_HEIGHT = 0.2  # m above the base: any height meets the scan walls
@@ -112,7 +113,7 @@ def test_rewards_equal_the_batched_environments(spec, pair) -> None:
     d = env.robot.data
     vel_w = terms.rotate_b2w(d.vel_b[:, None, :2], d.yaw_w)[:, 0]
     task = state.task_state(pos_w, vel_w, spec.task.success_radius, d.contact, spec.rewards)
-    isaac = sum(w * reward(task, name) for name, w in spec.rewards.weights().items())
+    isaac = sum(w * REWARD_TERMS[name](task) for name, w in spec.rewards.weights().items())
     live = ~dones  # finished environments were reset inside step
     assert live.sum() >= NUM_ENVS // 2
     torch.testing.assert_close(isaac[live], rewards[live], atol=1e-3, rtol=1e-5)

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,6 +39,9 @@ from urbanverse.threads import torch_threads
 #: Suffixes of the video files a folder input is searched for.
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".m4v", ".mpg", ".mpeg", ".ts"})
 INDEX = "index.json"
+#: Seconds between rewrites of the index while a batch runs (it is also written at the end). A
+#: finished input the index still calls running is rerun from gen's stage cache, in seconds.
+INDEX_SAVE_S = 2.0
 RUNNING_FILE = ".gen_running"
 #: Memory (GiB) a Ray task of gen declares: the peak of gen on a 720p walk, with headroom.
 GEN_MEMORY_GB = 4.0
@@ -62,7 +66,7 @@ def batch_inputs(sources: list[Path]) -> list[Path] | None:
     for source in sources:
         if not source.exists():
             raise InputError(f"{source}: no such file or folder")
-        inputs.extend(_videos_in(source) if source.is_dir() and _videos_in(source) else [source])
+        inputs.extend((source.is_dir() and _videos_in(source)) or [source])
     return inputs
 
 
@@ -76,12 +80,13 @@ def scene_names(inputs: list[Path], known: dict[str, str]) -> dict[str, str]:
     names: dict[str, str] = {}
     taken = set(known.values())
     stems = [_stem(p) for p in inputs]
+    uses = Counter(stems)
     for path, stem in zip(inputs, stems, strict=True):
         key = str(path.resolve())
         if key in known:
             names[key] = known[key]
             continue
-        name = stem if stems.count(stem) == 1 and stem not in taken else f"{stem}-{_digest(key)}"
+        name = stem if uses[stem] == 1 and stem not in taken else f"{stem}-{_digest(key)}"
         names[key] = name
         taken.add(name)
     return names
@@ -175,6 +180,7 @@ class BatchIndex:
         old = json.loads(self.path.read_text())["inputs"] if self.path.is_file() else []
         by_input = {e["input"]: e for e in old}
         names = scene_names(inputs, {e["input"]: e["name"] for e in old})
+        self._saved = 0.0  # time.monotonic() of the last write
         self.entries: dict[str, dict] = {}
         for path in inputs:
             key = str(path.resolve())
@@ -184,10 +190,14 @@ class BatchIndex:
 
     def save(self) -> None:
         save_json({"inputs": list(self.entries.values()), "updated": time.time()}, self.path)
+        self._saved = time.monotonic()
 
     def update(self, key: str, **values) -> None:
+        """Change ``key``'s entry; the file is rewritten at most every ``INDEX_SAVE_S`` (a batch of
+        thousands of inputs would otherwise rewrite a file of megabytes at every event)."""
         self.entries[key].update(values)
-        self.save()
+        if time.monotonic() - self._saved >= INDEX_SAVE_S:
+            self.save()
 
 
 def _done(entry: dict) -> bool:
@@ -233,21 +243,21 @@ def run_batch(
             index.update(key, status="running")
             event("start", index.entries[key])
 
-        for result in _results(jobs, executor, started):
-            entry = index.entries[result.key]
-            if result.ok:
-                index.update(
-                    result.key, status="ok", seconds=round(result.seconds, 1), counts=result.value, error=None
-                )
-            else:
-                folder = Path(entry["scene_dir"])
-                if not (
-                    folder / ERROR_FILE
-                ).is_file():  # a crash, not a bad input: keep the work for a re-run
-                    folder.mkdir(parents=True, exist_ok=True)
-                    save_json({"error": result.error, "stage": None}, folder / ERROR_FILE)
-                index.update(result.key, status="error", seconds=round(result.seconds, 1), error=result.error)
-            event("end", entry)
+        try:
+            for result in _results(jobs, executor, started):
+                entry = index.entries[result.key]
+                seconds = round(result.seconds, 1)
+                if result.ok:
+                    index.update(result.key, status="ok", seconds=seconds, counts=result.value, error=None)
+                else:
+                    folder = Path(entry["scene_dir"])
+                    if not (folder / ERROR_FILE).is_file():  # a crash, not a bad input: keep its work
+                        folder.mkdir(parents=True, exist_ok=True)
+                        save_json({"error": result.error, "stage": None}, folder / ERROR_FILE)
+                    index.update(result.key, status="error", seconds=seconds, error=result.error)
+                event("end", entry)
+        finally:
+            index.save()
         return BatchOutcome(list(index.entries.values()))
 
 

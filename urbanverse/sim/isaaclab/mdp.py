@@ -27,10 +27,10 @@ from isaaclab.utils import configclass
 
 from urbanverse.errors import InputError
 from urbanverse.sim import terms
-from urbanverse.sim.isaaclab.nav_state import NavState, reward
+from urbanverse.sim.isaaclab.nav_state import NavState
 from urbanverse.sim.isaaclab.spec import PointNavSpec
 from urbanverse.sim.robots import WHEELED
-from urbanverse.sim.task import TaskState
+from urbanverse.sim.task import REWARD_TERMS, TaskState
 
 
 class UrbanNavCommand(CommandTerm):
@@ -230,4 +230,4 @@ def task_reward(
 ) -> torch.Tensor:
     """The batched environment's reward term ``term`` (``task.REWARD_TERMS``), unweighted (N,)."""
     state = _nav(env, command_name).task_state(collided(env, sensor_cfg, threshold))
-    return reward(state, term)
+    return REWARD_TERMS[term](state)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from urbanverse.sim import terms
-from urbanverse.sim.task import REWARD_TERMS, RewardsCfg, TaskState
+from urbanverse.sim.task import RewardsCfg, TaskState
 from urbanverse.sim.world_batch import WorldBatch
 
 #: Observation terms of the task in the order the policy reads them (``NavVecEnv.obs_layout``
@@ -110,8 +110,3 @@ class NavState:
         xy = self.scene_xy(pos_w)
         waypoint = self.world.route_waypoint(self.scene, self.goal, xy, radius)
         return terms.target_in_body_frame(waypoint, xy, terms.yaw_from_quat(quat_w))
-
-
-def reward(state: TaskState, term: str) -> torch.Tensor:
-    """One named reward term of ``task.REWARD_TERMS`` (unweighted), (N,)."""
-    return REWARD_TERMS[term](state)

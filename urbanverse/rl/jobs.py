@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import logging
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,9 +250,8 @@ def eval_executor(
     from urbanverse.parallel import ExecutorCfg
 
     if ray or ray_address:
-        return ExecutorCfg(
-            jobs=jobs or os.cpu_count() or 1, ray=True, ray_address=ray_address, cpus_per_task=EVAL_UNIT_CPUS
-        )
+        # jobs 1 (the default): a local Ray of every core (``ExecutorCfg.jobs``)
+        return ExecutorCfg(jobs=jobs or 1, ray=True, ray_address=ray_address, cpus_per_task=EVAL_UNIT_CPUS)
     if jobs is None or jobs == 1:
         return None
     return ExecutorCfg(jobs=jobs, cpus_per_task=EVAL_UNIT_CPUS)

@@ -243,7 +243,8 @@ def eval_command(
         print_json(results[0] if len(results) == 1 else {"evaluations": results})
         return
     for cfg, outcome in zip(cfgs, outcomes, strict=True):
-        console.print(rich_table(outcome.results, f"{cfg.checkpoint}: {episodes} episodes per scene"))
+        console.print(f"checkpoint {cfg.checkpoint}", soft_wrap=True)  # a long path stays on one line
+        console.print(rich_table(outcome.results, f"{episodes} episodes per scene"))
         for f in outcome.files:
             console.print(f"wrote {f}", soft_wrap=True)
     if len(outcomes) > 1:

@@ -269,10 +269,10 @@ CORPUS = [
     ("sun direction zero", _set(["sky", "sun_direction"], [0, 0, 0]), "sky.sun_direction"),
     ("sky intensity 1e30", _set(["sky", "intensity"], 1e30), "sky.intensity: 1e+30 is outside"),
     ("source track 10**30", _set(["objects", 0, "source_track"], 10**30), "objects[0].source_track"),
-    ("40-digit schema version", _raw('"schema_version": 2', '"schema_version": ' + "9" * 40), "got 1e+40"),
+    ("40-digit schema version", _raw('"schema_version": 3', '"schema_version": ' + "9" * 40), "got 1e+40"),
     (
         "5000-digit schema version",
-        _raw('"schema_version": 2', '"schema_version": ' + "9" * 5000),
+        _raw('"schema_version": 3', '"schema_version": ' + "9" * 5000),
         "not valid JSON",
     ),
     ("asset mass -1", _asset_json("mass", -1.0), "asset.json: mass: -1 is outside"),
@@ -287,7 +287,7 @@ CORPUS = [
     ),
     ("duplicate id", lambda d: d["objects"][4].__setitem__("id", d["objects"][0]["id"]), "duplicate id"),
     ("escaping asset path", _set(["objects", 2, "asset", "path"], "../../etc"), "escapes the scene folder"),
-    ("future schema", _set(["schema_version"], 3), "schema_version: this urbanverse reads 2, got 3"),
+    ("future schema", _set(["schema_version"], 4), "schema_version: this urbanverse reads 3, got 4"),
     ("truncated", _raw('"objects"', '"obj'), "not valid JSON"),
     ("not UTF-8", _raw('"name": "', b'"name": "\xff\xfe'), "not valid JSON"),
 ]

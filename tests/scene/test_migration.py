@@ -1,4 +1,5 @@
-"""scene.json of schema 1 (no ``inferred_share`` on ground regions) loads as schema 2."""
+"""scene.json of schemas 1 (no ``inferred_share`` on ground regions) and 2 (no ``agents``, no ``flow``)
+load as the current schema, 3."""
 
 from __future__ import annotations
 
@@ -25,18 +26,20 @@ def _copy_with_version(tmp_path: Path, version) -> Path:
     return folder
 
 
-def test_a_version_1_scene_loads_as_the_current_version_and_saves_as_it(tmp_path):
-    folder = _copy_with_version(tmp_path, 1)
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_scene_loads_as_the_current_version_and_saves_as_it(tmp_path, version):
+    folder = _copy_with_version(tmp_path, version)
     scene = load_scene(folder)
-    assert scene.schema_version == SCENE_SCHEMA_VERSION == 2
+    assert scene.schema_version == SCENE_SCHEMA_VERSION == 3
     assert all(region.inferred_share == 0.0 for region in scene.ground)
+    assert scene.agents == () and scene.flow is None
     save_scene(scene, folder)
-    assert json.loads((folder / "scene.json").read_text())["schema_version"] == 2
+    assert json.loads((folder / "scene.json").read_text())["schema_version"] == 3
 
 
 def test_a_version_from_the_future_is_refused_by_name(tmp_path):
-    with pytest.raises(InputError, match="schema_version: this urbanverse reads 2, got 3"):
-        load_scene(_copy_with_version(tmp_path, 3))
+    with pytest.raises(InputError, match="schema_version: this urbanverse reads 3, got 4"):
+        load_scene(_copy_with_version(tmp_path, 4))
 
 
 def test_an_inferred_share_outside_0_1_is_refused(tmp_path):

@@ -60,6 +60,10 @@ UNIT_INTERVAL = Limit(0.0, 1.0)
 TEXTURE_SCALE = Limit(1e-3, 1e3, "m")
 #: Light intensity (USD units, nits): the noon sun is ~1e5; above 1e6 nothing is visible but white.
 LIGHT_INTENSITY = Limit(0.0, 1e6)
+#: A walking speed (m/s): people walk at 1-1.5 and sprint at up to ~10; faster is a tracking error.
+WALK_SPEED = Limit(0.0, 12.0, "m/s")
+#: People per square metre: a dense crowd is ~4, a crush ~9.
+CROWD_DENSITY = Limit(0.0, 10.0, "1/m^2")
 #: A time in a video or a stage (s): up to about 11 days.
 DURATION = Limit(0.0, 1e6, "s")
 #: Frame numbers, track ids and seeds: non-negative and within a signed 64-bit integer, what every JSON

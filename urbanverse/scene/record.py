@@ -22,11 +22,12 @@ from urbanverse.assets.record import ASSET_FILE
 from urbanverse.errors import InputError
 from urbanverse.records import Vec2, Vec3, Vec4, parse_record, record, save_json
 
-SCENE_SCHEMA_VERSION = 2
+SCENE_SCHEMA_VERSION = 3
 SCENE_FILE = "scene.json"
 
 GroundType = Literal["road", "sidewalk", "crosswalk", "ramp", "terrain", "plaza"]
 BodyType = Literal["kinematic", "dynamic"]
+AgentKind = Literal["pedestrian"]
 
 #: Default curb height (m): a sidewalk sits this far above the road.
 DEFAULT_CURB_HEIGHT = 0.15
@@ -130,6 +131,59 @@ class CameraPose:
 
 
 @record
+class Agent:
+    """A person seen walking in the video, on the ground, in the scene's frame.
+
+    ``trajectory``: ``(t, x, y)`` points in time order, ``t`` in seconds from the video's start
+    (strictly increasing), ``x, y`` in metres, smoothed; the person stands on the ground top under
+    ``(x, y)``. ``confidence``: per point, in [0, 1] (detection score, down-weighted where the feet
+    were out of the frame or the ground ray grazed). ``speed_mean`` / ``speed_p90``: walking speed
+    over the trajectory (m/s). ``height`` / ``radius``: the proxy body (m). ``source_track``: the
+    perception track it came from."""
+
+    id: str
+    kind: AgentKind = "pedestrian"
+    trajectory: tuple[Vec3, ...]
+    confidence: tuple[float, ...]
+    speed_mean: float
+    speed_p90: float
+    height: float = 1.7
+    radius: float = 0.3
+    source_track: int | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return self.trajectory[-1][0] - self.trajectory[0][0]
+
+
+@record
+class FlowCell:
+    """One ground cell where people were seen: ``row`` (along y) and ``col`` (along x) in the grid,
+    ``velocity`` the mean walking velocity (x, y m/s; its length is below ``speed`` where people went
+    both ways), ``speed`` the mean speed (m/s) and ``density`` the mean number of people per m² while
+    the video watched the cell."""
+
+    row: int
+    col: int
+    velocity: Vec2
+    speed: float
+    density: float
+
+
+@record
+class FlowField:
+    """The observed walking on a grid of ``cell`` m squares: cell ``(row, col)`` spans
+    ``x in origin.x + col * cell .. + cell`` and ``y in origin.y + row * cell .. + cell``; the grid has
+    ``rows`` x ``cols`` cells and lists only the ``cells`` where people were seen."""
+
+    origin: Vec2
+    cell: float
+    rows: int
+    cols: int
+    cells: tuple[FlowCell, ...]
+
+
+@record
 class SceneSource:
     """Where the scene came from: a video (by hash and frames used), a generator, or by hand."""
 
@@ -152,6 +206,8 @@ class Scene:
     sky: Sky = dataclasses.field(default_factory=Sky)
     camera_trajectory: tuple[CameraPose, ...] = ()
     walkable_area: tuple[tuple[Vec2, ...], ...] = ()
+    agents: tuple[Agent, ...] = ()
+    flow: FlowField | None = None
     timings_s: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
@@ -251,6 +307,52 @@ def _check_ground(region: GroundRegion, scene_dir: Path, where: str) -> None:
     limits.check(region.inferred_share, limits.UNIT_INTERVAL, f"{where}.inferred_share")
 
 
+def _check_agent(agent: Agent, where: str) -> None:
+    if len(agent.trajectory) < 2:
+        raise InputError(
+            f"{where}.trajectory: a trajectory needs at least 2 points, got {len(agent.trajectory)}"
+        )
+    if len(agent.confidence) != len(agent.trajectory):
+        raise InputError(
+            f"{where}.confidence: expected {len(agent.trajectory)} numbers (one per trajectory point), "
+            f"got {len(agent.confidence)}"
+        )
+    for j, (t, x, y) in enumerate(agent.trajectory):
+        limits.check(t, limits.DURATION, f"{where}.trajectory[{j}].t")
+        limits.check_all((x, y), limits.POSITION, f"{where}.trajectory[{j}]")
+        if j and t <= agent.trajectory[j - 1][0]:
+            raise InputError(
+                f"{where}.trajectory[{j}].t: times must increase ({t:g} after {agent.trajectory[j - 1][0]:g})"
+            )
+    limits.check_all(agent.confidence, limits.UNIT_INTERVAL, f"{where}.confidence")
+    limits.check(agent.speed_mean, limits.WALK_SPEED, f"{where}.speed_mean")
+    limits.check(agent.speed_p90, limits.WALK_SPEED, f"{where}.speed_p90")
+    limits.check(agent.height, limits.SIZE, f"{where}.height")
+    limits.check(agent.radius, limits.SIZE, f"{where}.radius")
+    if agent.source_track is not None:
+        limits.check(agent.source_track, limits.INDEX, f"{where}.source_track")
+
+
+def _check_flow(flow: FlowField) -> None:
+    limits.check_all(flow.origin, limits.POSITION, "flow.origin")
+    limits.check(flow.cell, limits.SIZE, "flow.cell")
+    limits.check(flow.rows, limits.INDEX, "flow.rows")
+    limits.check(flow.cols, limits.INDEX, "flow.cols")
+    if flow.rows * flow.cols > 10**7:
+        raise InputError(f"flow: {flow.rows} x {flow.cols} cells is over the 1e7 a street needs")
+    for i, c in enumerate(flow.cells):
+        where = f"flow.cells[{i}]"
+        if not (0 <= c.row < flow.rows and 0 <= c.col < flow.cols):
+            raise InputError(
+                f"{where}: cell ({c.row}, {c.col}) is outside the {flow.rows} x {flow.cols} grid"
+            )
+        limits.check_all(
+            c.velocity, limits.Limit(-limits.WALK_SPEED.hi, limits.WALK_SPEED.hi, "m/s"), f"{where}.velocity"
+        )
+        limits.check(c.speed, limits.WALK_SPEED, f"{where}.speed")
+        limits.check(c.density, limits.CROWD_DENSITY, f"{where}.density")
+
+
 def validate_scene(scene: Scene, scene_dir: Path) -> None:
     """Checks beyond types: versions, unique ids, geometry, physical ranges (``urbanverse.assets.limits``)
     and that every path exists inside ``scene_dir``. Raises ``InputError`` naming the JSON path of the
@@ -282,6 +384,11 @@ def validate_scene(scene: Scene, scene_dir: Path) -> None:
             raise InputError(f"{where}.quat_wxyz: not a unit quaternion (norm {norm:.4g})")
     for i, poly in enumerate(scene.walkable_area):
         _check_polygon(poly, f"walkable_area[{i}]")
+    for i, agent in enumerate(scene.agents):
+        _check_id(agent.id, f"agents[{i}].id", seen)
+        _check_agent(agent, f"agents[{i}]")
+    if scene.flow is not None:
+        _check_flow(scene.flow)
     for stage, seconds in scene.timings_s.items():
         limits.check(seconds, limits.DURATION, f"timings_s.{stage}")
     _check_sky(scene.sky, scene_dir)
@@ -291,15 +398,16 @@ def migrate_scene_json(text: bytes | str) -> bytes | str:
     """``scene.json`` text of an older schema, brought to :data:`SCENE_SCHEMA_VERSION`; other text as it is.
 
     Version 1 -> 2: ground regions gained ``inferred_share`` (default 0: every region of a version 1
-    file is ground that was seen, generated or drawn).
+    file is ground that was seen, generated or drawn). Version 2 -> 3: the scene gained ``agents``
+    and ``flow`` (the people seen and how they walked; none in an older file).
     """
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, a 5000-digit number, nested too deep
         return text  # the parser's own error names it
-    if not isinstance(data, dict) or data.get("schema_version") != 1:
+    if not isinstance(data, dict) or data.get("schema_version") not in (1, 2):
         return text
-    data["schema_version"] = 2
+    data["schema_version"] = SCENE_SCHEMA_VERSION  # each step only adds fields with defaults
     return json.dumps(data)
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+import shapely
 from typer.testing import CliRunner
 
 from urbanverse.assets.taxonomy import get_class
@@ -39,7 +40,7 @@ def test_gen_writes_a_valid_scene_with_previews_and_report(generated):
     for name in ("scene.usda", "preview.png", "report.json", "compare_0.png"):
         assert (generated / name).is_file(), name
     report = json.loads((generated / "report.json").read_text())
-    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "12_scene", "total"}
+    assert report["counts"]["keyframes"] >= 5 and set(report["seconds"]) >= {"01_video", "13_scene", "total"}
     assert isinstance(report["counts"]["objects_from_dense_points"], int)
     assert isinstance(report["counts"]["building_facades"], int)
     assert "size_scale" in report  # the object-size cross-check (None: no person or car measured)
@@ -168,6 +169,12 @@ def test_real_footage_lifts_the_parked_van_and_keeps_every_object_on_the_fitted_
     assert any("dropped" in w and vehicle in w for w in report["warnings"]), report["warnings"]
     tops = top_height_at(scene.ground, np.array([o.position[:2] for o in scene.objects]))
     assert np.allclose(tops, [o.position[2] for o in scene.objects], atol=0.02)
+    # the people walking the campus paths: tracked every 0.5 s, at walking speed, mostly over the ground
+    assert report["counts"]["people"] == len(scene.agents) >= 20 and scene.flow is not None
+    assert 0.7 <= np.median([a.speed_mean for a in scene.agents]) <= 1.6
+    points = np.concatenate([np.asarray(a.trajectory)[:, 1:] for a in scene.agents])
+    ground = shapely.union_all([shapely.Polygon(r.polygon) for r in scene.ground])
+    assert shapely.contains_xy(ground, points[:, 0], points[:, 1]).mean() > 0.85
 
 
 @pytest.mark.skipif(not (VTEST.parent / "leuvenB.jpg").is_file(), reason="opencv-doc absent")
@@ -204,7 +211,7 @@ def test_a_swapped_detector_is_one_table_entry_and_reruns_only_what_reads_it(gen
     report = run_gen(json.loads((generated / "report.json").read_text())["input"], out, GenCfg(),
                      stages=replace_stage(STAGES, blind))  # fmt: skip
     assert {"01_video", "05_camera"} <= set(report.cached_stages)
-    assert not {"02_detect", "03_track", "09_objects", "12_scene"} & set(report.cached_stages)
+    assert not {"02_detect", "03_track", "09_objects", "13_scene"} & set(report.cached_stages)
     assert report.counts["detections"] == 0 and report.counts["tracks"] == 0
     proposals = report.counts["objects_from_dense_points"] + report.counts["building_facades"]
     assert len(load_scene(out).objects) <= proposals

@@ -70,7 +70,7 @@ def _resumes_to_the_same_scene(video: Path, out: Path, uninterrupted: dict) -> d
 
 @pytest.mark.parametrize(
     "stage, sig",
-    [("05_camera", signal.SIGKILL), ("08_ground", signal.SIGINT), ("12_scene", signal.SIGKILL)],
+    [("05_camera", signal.SIGKILL), ("08_ground", signal.SIGINT), ("13_scene", signal.SIGKILL)],
     ids=["camera-kill", "ground-ctrl-c", "scene-kill"],
 )
 def test_a_run_stopped_in_a_stage_resumes_to_the_same_scene(walk_video, uninterrupted, tmp_path, stage, sig):

@@ -13,7 +13,7 @@ import pytest
 from tests.video.synth import Street, StreetRenderer, camera_path, write_video
 from urbanverse.errors import InputError
 from urbanverse.video import KeyframeSet, VideoCfg, load_keyframes, run_video, split_shots
-from urbanverse.video.decode import read_gray_frames
+from urbanverse.video.decode import read_frames
 
 OPENCV_DATA = Path(os.environ.get("OPENCV_SAMPLES_DATA", "/usr/share/doc/opencv-doc/examples/data"))
 
@@ -195,9 +195,19 @@ def test_gray_frames_are_read_by_the_stage_s_frame_numbers(tmp_path: Path) -> No
     numbers past the end are left out."""
     frames = [np.full((64, 96, 3), 20 * i, np.uint8) for i in range(10)]
     _write_frames(tmp_path / "grey.mp4", frames)
-    got = read_gray_frames(tmp_path / "grey.mp4", [7, 2, 5, 40], (48, 32))
+    got = read_frames(tmp_path / "grey.mp4", [7, 2, 5, 40], (48, 32))
     assert sorted(got) == [2, 5, 7]
     for i, gray in got.items():
         assert gray.shape == (32, 48)
         assert float(gray.mean()) == pytest.approx(20 * i, abs=3)
-    assert read_gray_frames(tmp_path / "grey.mp4", [], (48, 32)) == {}
+    assert read_frames(tmp_path / "grey.mp4", [], (48, 32)) == {}
+
+
+def test_colour_frames_come_back_as_rgb(tmp_path: Path) -> None:
+    """A red video (BGR 0, 0, 200 written) reads back red first in RGB order."""
+    frames = [np.zeros((64, 96, 3), np.uint8) + np.array([0, 0, 200], np.uint8) for _ in range(4)]
+    _write_frames(tmp_path / "red.mp4", frames)
+    got = read_frames(tmp_path / "red.mp4", [1, 3], (48, 32), colour=True)
+    assert sorted(got) == [1, 3] and got[3].shape == (32, 48, 3)
+    r, g, b = got[3].reshape(-1, 3).mean(axis=0)
+    assert r > 150 and g < 40 and b < 40

@@ -172,7 +172,8 @@ def gen_command(
     counts = report.counts
     typer.echo(
         f"wrote {out}/scene.json and scene.usda: {counts['objects']} objects, "
-        f"{counts['ground_regions']} ground regions from {counts['keyframes']} keyframes "
+        f"{counts['ground_regions']} ground regions, {counts['people']} people walking, from "
+        f"{counts['keyframes']} keyframes "
         f"({report.recon_mode}) in {report.seconds['total']:.1f} s"
     )
     for line in report.warnings:

@@ -16,6 +16,7 @@ import numpy as np
 from urbanverse.assets.jobs import open_library
 from urbanverse.assets.store import AssetStore
 from urbanverse.layout.lift import LiftedObjects, front_anchored
+from urbanverse.layout.people import LiftedPeople
 from urbanverse.layout.stage import FittedStreet
 from urbanverse.layout.street_regions import ModelRegion
 from urbanverse.recon.record import Reconstruction
@@ -139,9 +140,11 @@ def assemble_scene(
     recon: Reconstruction,
     scene_dir: Path,
     library: Path | None = None,
+    people: LiftedPeople | None = None,
 ) -> tuple[Scene, list[str]]:
     """Install every library file into ``scene_dir`` and build the Scene record (not yet saved); the
-    cousins are assets of the ``library`` folder (default: the default library)."""
+    cousins are assets of the ``library`` folder (default: the default library); the ``people`` seen
+    become its agents and flow field."""
     regions = ground_regions(street.model.regions, ground_materials, scene_dir)
     with open_library(library, must_exist=False) as store:
         objects, warnings = place_objects(street.objects, cousins, regions, scene_dir, store)
@@ -153,5 +156,7 @@ def assemble_scene(
         sky=install_sky(sky_name, scene_dir),
         camera_trajectory=camera_trajectory(recon, street.camera_ground_m),
         walkable_area=tuple(r.polygon for r in regions if r.type in WALKABLE),
+        agents=people.agents if people else (),
+        flow=people.flow if people else None,
     )
     return scene, warnings

@@ -7,6 +7,7 @@ import dataclasses
 from urbanverse.layout.crowns import CrownCfg
 from urbanverse.layout.ground_cfg import GroundCfg
 from urbanverse.layout.lift import LiftCfg
+from urbanverse.layout.people import PeopleCfg
 from urbanverse.layout.proposals import ProposalCfg
 from urbanverse.layout.street_fit import StreetFitCfg
 from urbanverse.perception.detect import DetectionCfg
@@ -36,6 +37,8 @@ class GenCfg:
     street: StreetFitCfg = dataclasses.field(default_factory=StreetFitCfg)
     """The street (or plaza, or path) model fitted to the ground seen, which becomes the scene's ground,
     and the objects set on it (``urbanverse.layout.street_fit``, ``urbanverse.layout.settle``)."""
+    people: PeopleCfg = dataclasses.field(default_factory=PeopleCfg)
+    """The people seen, lifted to ground trajectories and a flow field (``urbanverse.layout.people``)."""
     retrieval: RetrievalCfg = dataclasses.field(default_factory=RetrievalCfg)
     """Cousins of each object from the asset library: class, box size, look (``urbanverse.retrieval``)."""
     physics_fix: bool = True

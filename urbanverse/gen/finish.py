@@ -1,7 +1,9 @@
 """Last step of ``gen``: physics fix, scene.json, USD, and the previews people look at.
 
 ``preview.png`` is the top-down map with the camera path; ``compare_<k>.png`` shows a video frame
-beside a render of the generated scene from the same camera pose (same intrinsics).
+beside a render of the generated scene from the same camera pose (same intrinsics), with the people
+lifted from the video drawn over both: each one's ground trajectory, and where it stands at the
+frame's time as a body line from its feet to its head.
 """
 
 from __future__ import annotations
@@ -12,14 +14,50 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
+from urbanverse.recon.geometry import project_with
 from urbanverse.recon.record import Reconstruction
 from urbanverse.records import atomic_path
 from urbanverse.render.raster import PinholeCamera
 from urbanverse.render.scene_model import build_rasterizer
+from urbanverse.scene.agents import position_at
+from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.physics_check import drop_entangled, fix_penetrations
 from urbanverse.scene.preview import write_preview
 from urbanverse.scene.record import Scene, save_scene
 from urbanverse.scene.usd_writer import write_usd
+
+#: Colours of the people drawn over the comparison frames, one per agent in turn.
+PEOPLE_COLOURS = ((255, 64, 160), (0, 200, 255), (255, 200, 0), (120, 255, 80), (255, 120, 40))
+
+
+def draw_people(
+    draw: ImageDraw.ImageDraw, scene: Scene, pose: np.ndarray, k: np.ndarray, time_s: float, dx: int, dy: int
+) -> int:
+    """Draw each agent of ``scene`` as seen by the camera ``pose`` (4x4 world_from_camera in the scene's
+    frame) with intrinsics ``k``: its ground trajectory as a thin line, and, where it was seen at
+    ``time_s``, its body as a thick line from feet to head. ``(dx, dy)``: the panel's offset on the
+    sheet (px). Returns how many people stand in the frame at ``time_s``."""
+    standing = 0
+    for j, agent in enumerate(scene.agents):
+        colour = PEOPLE_COLOURS[j % len(PEOPLE_COLOURS)]
+        traj = np.asarray(agent.trajectory)
+        xy = traj[:, 1:]
+        ground = np.column_stack([xy, top_height_at(scene.ground, xy)])
+        uv, depth = project_with(pose, k, ground)
+        line = [(float(u) + dx, float(v) + dy) for (u, v), d in zip(uv, depth, strict=True) if d > 0.5]
+        if len(line) > 1:
+            draw.line(line, fill=colour, width=2)
+        if not traj[0, 0] <= time_s <= traj[-1, 0]:
+            continue
+        at = position_at(agent, [time_s])
+        feet = np.append(at[0], top_height_at(scene.ground, at)[0])
+        body, depth = project_with(pose, k, np.stack([feet, feet + (0, 0, agent.height)]))
+        if (depth > 0.5).all():
+            (u0, v0), (u1, v1) = body + (dx, dy)
+            draw.line([(u0, v0), (u1, v1)], fill=colour, width=4)
+            draw.ellipse([u0 - 4, v0 - 4, u0 + 4, v0 + 4], outline=colour, width=2)
+            standing += 1
+    return standing
 
 
 def write_comparisons(
@@ -47,7 +85,12 @@ def write_comparisons(
             sheet.paste(Image.fromarray(frame), (0, 24))
             sheet.paste(Image.fromarray(render), (width, 24))
             draw = ImageDraw.Draw(sheet)
-            draw.text((6, 5), f"video frame {key.frame}", fill=(0, 0, 0))
+            people = ""
+            if scene.agents:
+                for dx in (0, width):
+                    standing = draw_people(draw, scene, pose, recon.intrinsics.matrix(), key.time_s, dx, 24)
+                people = f"; {standing} of {len(scene.agents)} lifted people here at {key.time_s:.1f} s"
+            draw.text((6, 5), f"video frame {key.frame}{people}", fill=(0, 0, 0))
             draw.text((width + 6, 5), "generated scene, same camera", fill=(0, 0, 0))
             path = scene_dir / f"compare_{n}.png"
             with atomic_path(path) as tmp:

@@ -212,6 +212,7 @@ def run_scene_stages(
             "building_facades": sum(o.label == FACADE_LABEL for o in objects.objects),
             "ground_regions": len(scene.ground),
             "ground_regions_seen": len(layout.regions),
+            "people": len(scene.agents),
             "physics_fixes": len(notes.get("fixes", [])),
         },
         recon_mode=recon.mode,

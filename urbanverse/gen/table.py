@@ -9,7 +9,8 @@ depth model, a benchmark's ground truth) is one :func:`~urbanverse.gen.stages.re
 
     video ──┬─ detect ── track ── candidates ─────────────────────────────┐
             └─ camera ─┬─ calibrate ── dense ── ground ── objects ─┬─ retrieve ── scene
-                       (detect)                (camera's sparse)   └─ street ─────┘
+                       (detect)                (camera's sparse)   ├─ street ─────┤
+                                                        ground ── people (video) ─┘
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from urbanverse.gen.finish import finish_scene
 from urbanverse.gen.stages import Stage, StageEnv, Store
 from urbanverse.layout.ground import GroundLayout, run_ground
 from urbanverse.layout.lift import LiftedObjects
+from urbanverse.layout.people import LiftedPeople, lift_people
 from urbanverse.layout.stage import FittedStreet, calibrate_with_people, fit_street, place_objects
 from urbanverse.perception.crop_classifier import PROPOSAL_CLASSIFIER, classifier_digest
 from urbanverse.perception.detect import run_detection
@@ -60,6 +62,7 @@ GROUND_FILE = "ground.json"
 OBJECTS_FILE = "objects.json"
 STREET_FILE = "street.json"
 RETRIEVAL_FILE = "retrieval.json"
+PEOPLE_FILE = "people.json"
 SCENE_NOTES_FILE = "scene_notes.json"
 
 
@@ -170,6 +173,14 @@ def _objects(
     )
 
 
+def _people(
+    video: Keyframes, recon: Reconstruction, ground: GroundEvidence, *, cfg: GenCfg, env: StageEnv
+) -> LiftedPeople:
+    return lift_people(
+        video.keyframes, recon, ground.layout, cfg.lift, cfg.detection, cfg.tracking, cfg.people, env.stop
+    )
+
+
 def _street(
     ground: GroundEvidence, objects: LiftedObjects, recon: Reconstruction, *, cfg: GenCfg, env: StageEnv
 ) -> FittedStreet:
@@ -195,6 +206,7 @@ def _scene(
     street: FittedStreet,
     retrieval: Retrieval,
     recon: Reconstruction,
+    people: LiftedPeople,
     *,
     cfg: GenCfg,
     env: StageEnv,
@@ -203,7 +215,7 @@ def _scene(
     scene, notes = assemble_scene(
         env.name, kfs.source_sha256, tuple(k.frame for k in kfs.keyframes), street,
         retrieval.cousins, retrieval.ground_materials, retrieval.sky, recon, env.scene_dir,
-        cfg.retrieval.library,
+        cfg.retrieval.library, people,
     )  # fmt: skip
     scene, fixes, removed = finish_scene(scene, env.scene_dir, recon, video.images, cfg)
     return {"warnings": [*street.warnings, *notes, *removed], "fixes": fixes}
@@ -350,8 +362,15 @@ STAGES: tuple[Stage[GenCfg], ...] = (
         store=_json_store(Retrieval, RETRIEVAL_FILE),
     ),
     Stage(
+        name="people",
+        inputs=("video", "calibrate", "ground"),
+        run=_people,
+        key_parts=lambda c: (c.people, c.lift, _detection_key(c), c.tracking, embedder_available()),
+        store=_json_store(LiftedPeople, PEOPLE_FILE),
+    ),
+    Stage(
         name="scene",
-        inputs=("video", "street", "retrieve", "calibrate"),
+        inputs=("video", "street", "retrieve", "calibrate", "people"),
         run=_scene,
         key_parts=lambda c: (c.physics_fix, c.compare_frames),
         store=_file_store(SCENE_NOTES_FILE, save_json, lambda path: json.loads(path.read_text())),

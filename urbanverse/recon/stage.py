@@ -34,7 +34,7 @@ from urbanverse.recon.sfm import COLMAP_LOG, RawReconstruction, run_sfm
 from urbanverse.recon.sfm_cfg import SfmCfg
 from urbanverse.recon.single_view import SingleViewCfg, median_motion, pair_flow, single_view_poses
 from urbanverse.recon.vo import EarlyVo, VoCfg
-from urbanverse.video.decode import read_gray_frames
+from urbanverse.video.decode import read_frames
 from urbanverse.video.record import CameraIntrinsics, KeyframeSet, load_keyframes
 
 log = logging.getLogger(__name__)
@@ -351,7 +351,7 @@ def _from_raw(
     video = None
     if kfs.mode == "video":
         wanted = video_frames_wanted(recon, kfs.fps, cfg.extend)
-        video = read_gray_frames(Path(kfs.source), wanted, tuple(kfs.working_size)) if wanted else None
+        video = read_frames(Path(kfs.source), wanted, tuple(kfs.working_size)) if wanted else None
         top, bottom = kfs.crop_rows
         if video and (top or bottom):  # the rows the keyframe images hold
             video = {i: frame[top : frame.shape[0] - bottom] for i, frame in video.items()}

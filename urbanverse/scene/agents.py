@@ -48,7 +48,8 @@ def make_agent(
 
 
 def position_at(agent: Agent, t: np.ndarray) -> np.ndarray:
-    """The agent's ``(x, y)`` (m) at times ``t`` (s), linearly interpolated, held at the ends: ``(len(t), 2)``."""
+    """The agent's ``(x, y)`` (m) at times ``t`` (s), linearly interpolated and held at the ends:
+    ``(len(t), 2)``."""
     traj = np.asarray(agent.trajectory, dtype=float)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     return np.stack([np.interp(t, traj[:, 0], traj[:, 1]), np.interp(t, traj[:, 0], traj[:, 2])], axis=1)

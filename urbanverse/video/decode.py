@@ -218,9 +218,12 @@ def iter_frames(
         i += 1
 
 
-def read_gray_frames(path: Path, wanted: Iterable[int], size: tuple[int, int]) -> dict[int, np.ndarray]:
-    """The frames ``wanted`` (indices from 0) of the video ``path`` as grey-scale ``(H, W)`` uint8,
-    resized to ``size`` = (W, H); frames past the end of the stream are left out.
+def read_frames(
+    path: Path, wanted: Iterable[int], size: tuple[int, int], colour: bool = False
+) -> dict[int, np.ndarray]:
+    """The frames ``wanted`` (indices from 0) of the video ``path`` resized to ``size`` = (W, H):
+    grey-scale ``(H, W)`` uint8, or with ``colour`` RGB ``(H, W, 3)`` uint8; frames past the end of the
+    stream are left out.
 
     The stream is read from its start, counting frames as :func:`iter_frames` does (the video stage
     numbered its keyframes that way; a seek by frame number can land a few frames off in some
@@ -240,8 +243,11 @@ def read_gray_frames(path: Path, wanted: Iterable[int], size: tuple[int, int]) -
             ok, frame = cap.read()
             if not ok or frame is None:
                 break
-            gray = frame if frame.ndim == 2 else cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-            out[i] = cv2.resize(gray, size, interpolation=cv2.INTER_AREA)
+            if colour:
+                frame = cv2.cvtColor(frame, cv2.COLOR_GRAY2RGB if frame.ndim == 2 else cv2.COLOR_BGR2RGB)
+            elif frame.ndim == 3:
+                frame = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+            out[i] = cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
     finally:
         cap.release()
     return out

@@ -19,15 +19,12 @@ from urbanverse.recon.record import Reconstruction
 from urbanverse.records import atomic_path
 from urbanverse.render.raster import PinholeCamera
 from urbanverse.render.scene_model import build_rasterizer
-from urbanverse.scene.agents import position_at
+from urbanverse.scene.agents import agent_colour, position_at
 from urbanverse.scene.ground import top_height_at
 from urbanverse.scene.physics_check import drop_entangled, fix_penetrations
 from urbanverse.scene.preview import write_preview
 from urbanverse.scene.record import Scene, save_scene
 from urbanverse.scene.usd_writer import write_usd
-
-#: Colours of the people drawn over the comparison frames, one per agent in turn.
-PEOPLE_COLOURS = ((255, 64, 160), (0, 200, 255), (255, 200, 0), (120, 255, 80), (255, 120, 40))
 
 
 def draw_people(
@@ -39,7 +36,7 @@ def draw_people(
     sheet (px). Returns how many people stand in the frame at ``time_s``."""
     standing = 0
     for j, agent in enumerate(scene.agents):
-        colour = PEOPLE_COLOURS[j % len(PEOPLE_COLOURS)]
+        colour = agent_colour(j)
         traj = np.asarray(agent.trajectory)
         xy = traj[:, 1:]
         ground = np.column_stack([xy, top_height_at(scene.ground, xy)])

@@ -131,3 +131,41 @@ def flow_arrays(flow: FlowField) -> dict[str, np.ndarray]:
         density[c.row, c.col] = c.density
         seen[c.row, c.col] = True
     return {"velocity": velocity, "speed": speed, "density": density, "seen": seen}
+
+
+#: One colour per agent (8-bit sRGB), cycled: distinct hues that stand out on grey roads and pavements.
+AGENT_COLOURS = (
+    (230, 25, 75),
+    (60, 180, 75),
+    (0, 130, 200),
+    (245, 130, 48),
+    (145, 30, 180),
+    (70, 200, 220),
+    (240, 50, 230),
+    (170, 110, 40),
+    (128, 0, 0),
+    (0, 0, 128),
+)
+
+
+def agent_colour(index: int) -> tuple[int, int, int]:
+    """The colour (8-bit sRGB) of the scene's ``index``-th agent, shared by the preview, the viewer
+    and the USD proxies so that one person has one colour everywhere."""
+    return AGENT_COLOURS[index % len(AGENT_COLOURS)]
+
+
+def agent_headings(trajectory: np.ndarray) -> np.ndarray:
+    """Walking heading (rad about +Z) at each point of a ``(T, 3)`` ``(t, x, y)`` trajectory: the
+    direction between the neighbouring points, held through standstills (the first moving point's
+    before it), unwrapped so that consecutive headings differ by less than pi (a turn interpolates
+    the short way round). ``(T,)``."""
+    xy = np.asarray(trajectory, dtype=float)[:, 1:3]
+    if len(xy) < 2:
+        return np.zeros(len(xy))
+    step = np.gradient(xy, axis=0)
+    moving = np.hypot(step[:, 0], step[:, 1]) > 1e-9
+    if not moving.any():
+        return np.zeros(len(xy))
+    last_moving = np.maximum.accumulate(np.where(moving, np.arange(len(xy)), -1))
+    last_moving[last_moving < 0] = int(np.argmax(moving))
+    return np.unwrap(np.arctan2(step[:, 1], step[:, 0])[last_moving])

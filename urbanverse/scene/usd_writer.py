@@ -9,6 +9,9 @@ Stage layout (metres, Z-up, kilograms)::
       Underlay                   invisible collider at z = 0 under the ground (unseen gaps)
       Objects/<object>           Xform, RigidBodyAPI; variant set "cousin": one variant per digital
                                  cousin referencing ./assets/<uid>/asset.usda (the placed one selected)
+      Agents/<agent>             Xform animated along the person's trajectory (only with agents):
+                                 time-sampled translate, rotateZ (walking heading) and visibility,
+                                 kinematic RigidBodyAPI; child Body (Capsule collider) and Face (Cube)
       Lights/Sky, Lights/Sun     DomeLight and DistantLight
 
 Each asset is written once to ``assets/<uid>/asset.usda`` (default prim ``/Asset``: visual
@@ -17,6 +20,10 @@ variant selection (``prim.GetVariantSet("cousin").SetVariantSelection(...)``, or
 variant menu): each cousin brings its own meshes, colliders and mass, at the object's pose; the
 scene's own mass (``scene.json``) is the placed asset's variant's. Files are written to a
 temporary name and renamed.
+
+A scene with agents (people seen walking) gets an animated stage: time code = seconds from the
+video's start x :data:`TIME_CODES_PER_S`, the stage's start and end time codes cover every
+trajectory, and each person walks, turns and appears and disappears on those time codes.
 """
 
 from __future__ import annotations
@@ -35,10 +42,12 @@ import trimesh
 from pxr import Gf, Kind, Sdf, Usd, UsdGeom, UsdLux, UsdPhysics, UsdShade, Vt
 
 from urbanverse.assets.record import ASSET_FILE, Asset, load_asset, load_collision_parts, load_visual_parts
+from urbanverse.assets.textures import srgb_to_linear
 from urbanverse.paths import cache_dir
 from urbanverse.records import atomic_path
-from urbanverse.scene.ground import ground_mesh, planar_uv
-from urbanverse.scene.record import GroundRegion, Material, Scene, resolve_inside
+from urbanverse.scene.agents import agent_colour, agent_headings
+from urbanverse.scene.ground import ground_mesh, planar_uv, top_height_at
+from urbanverse.scene.record import Agent, GroundRegion, Material, Scene, resolve_inside
 
 UsdFormat = Literal["usda", "usdc"]
 ASSET_USD = "asset.usda"
@@ -46,6 +55,14 @@ ASSET_USD = "asset.usda"
 COUSIN_VARIANT_SET = "cousin"
 GRAVITY = 9.81
 UNDERLAY_MARGIN_M = 2.0
+#: Time codes per second of a stage with agents: Isaac Sim's default stage rate, so one time code is
+#: one step of its default 60 Hz physics.
+TIME_CODES_PER_S = 60.0
+#: How far (m) below the ground an agent waits, hidden, before its first point and after its last:
+#: its collider then stands nowhere a robot drives (a hidden prim still collides in PhysX).
+AGENT_PARKED_DEPTH_M = 10.0
+#: Edge (m) of the small box at the front of an agent's head that shows which way it faces.
+AGENT_FACE_M = 0.12
 
 
 def safe_name(text: str) -> str:
@@ -301,6 +318,79 @@ def _object(stage: Usd.Stage, scene_dir: Path, obj, written: set[str]) -> None:
     api.CreateRestitutionAttr(float(obj.restitution))
 
 
+def _time_range(stage: Usd.Stage, agents: tuple[Agent, ...]) -> None:
+    """Set the stage's rate and a start and end time code covering the video's start and every
+    agent's trajectory."""
+    first = min(a.trajectory[0][0] for a in agents)
+    last = max(a.trajectory[-1][0] for a in agents)
+    stage.SetTimeCodesPerSecond(TIME_CODES_PER_S)
+    stage.SetFramesPerSecond(TIME_CODES_PER_S)
+    stage.SetStartTimeCode(min(0.0, math.floor(first * TIME_CODES_PER_S)))
+    stage.SetEndTimeCode(math.ceil(last * TIME_CODES_PER_S))
+
+
+def _agent(stage: Usd.Stage, scene: Scene, agent: Agent, colour: tuple[int, int, int]) -> None:
+    """One person: an Xform walking the trajectory on the ground top, facing its heading, visible from
+    its first point to its last (whole time codes outside are hidden and parked underground), with a
+    capsule body standing on the ground.
+
+    Collider: the body is a kinematic rigid body with a capsule collider. Isaac Sim (omni.physx) reads
+    a kinematic body's transform from USD on every physics step while the timeline plays, time-sampled
+    xformOps included, and moves the body there as a kinematic target: it pushes dynamic bodies (a
+    robot) out of its way and is never pushed back, as a pedestrian who does not yield."""
+    traj = np.asarray(agent.trajectory, dtype=float)
+    codes = traj[:, 0] * TIME_CODES_PER_S
+    ground = top_height_at(scene.ground, traj[:, 1:3])
+    hidden_before, hidden_after = math.ceil(codes[0]) - 1.0, math.floor(codes[-1]) + 1.0
+
+    xform = UsdGeom.Xform.Define(stage, f"/World/Agents/{safe_name(agent.id)}")
+    translate, rotate = xform.AddTranslateOp(), xform.AddRotateZOp()
+    translate.Set(Gf.Vec3d(traj[0, 1], traj[0, 2], ground[0] - AGENT_PARKED_DEPTH_M), hidden_before)
+    for code, (_, x, y), z in zip(codes, traj, ground, strict=True):
+        translate.Set(Gf.Vec3d(x, y, z), float(code))
+    translate.Set(Gf.Vec3d(traj[-1, 1], traj[-1, 2], ground[-1] - AGENT_PARKED_DEPTH_M), hidden_after)
+    for code, heading in zip(codes, agent_headings(traj), strict=True):
+        rotate.Set(math.degrees(heading), float(code))
+    visibility = xform.CreateVisibilityAttr()
+    visibility.Set(UsdGeom.Tokens.invisible, hidden_before)
+    visibility.Set(UsdGeom.Tokens.inherited, float(codes[0]))
+    visibility.Set(UsdGeom.Tokens.invisible, hidden_after)
+
+    prim = xform.GetPrim()
+    prim.SetCustomDataByKey("urbanverse:agent_id", agent.id)
+    prim.SetCustomDataByKey("urbanverse:kind", agent.kind)
+    prim.SetCustomDataByKey("urbanverse:speed_mean", float(agent.speed_mean))
+    if agent.source_track is not None:
+        prim.SetCustomDataByKey("urbanverse:source_track", int(agent.source_track))
+    UsdPhysics.RigidBodyAPI.Apply(prim).CreateKinematicEnabledAttr(True)
+
+    linear = Vt.Vec3fArray([Gf.Vec3f(*srgb_to_linear(np.asarray(colour) / 255.0).tolist())])
+    height, radius = float(agent.height), float(agent.radius)
+    body = UsdGeom.Capsule.Define(stage, f"{prim.GetPath()}/Body")
+    body.CreateAxisAttr(UsdGeom.Tokens.z)
+    body.CreateRadiusAttr(radius)
+    body.CreateHeightAttr(max(height - 2 * radius, 0.0))  # the cylinder between the two half-spheres
+    body.CreateExtentAttr(
+        Vt.Vec3fArray([Gf.Vec3f(-radius, -radius, -height / 2), Gf.Vec3f(radius, radius, height / 2)])
+    )
+    body.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(linear)
+    body.AddTranslateOp().Set(Gf.Vec3d(0.0, 0.0, height / 2))
+    UsdPhysics.CollisionAPI.Apply(body.GetPrim())
+    face = UsdGeom.Cube.Define(stage, f"{prim.GetPath()}/Face")
+    face.CreateSizeAttr(AGENT_FACE_M)
+    face.CreateExtentAttr(Vt.Vec3fArray([Gf.Vec3f(-AGENT_FACE_M / 2), Gf.Vec3f(AGENT_FACE_M / 2)]))
+    face.CreateDisplayColorPrimvar(UsdGeom.Tokens.constant).Set(linear)
+    face.AddTranslateOp().Set(Gf.Vec3d(radius, 0.0, height - radius))
+
+
+def _agents(stage: Usd.Stage, scene: Scene) -> None:
+    """The scene's people under ``/World/Agents``, each in its colour (:func:`agent_colour`)."""
+    _time_range(stage, scene.agents)
+    UsdGeom.Xform.Define(stage, "/World/Agents")
+    for i, agent in enumerate(scene.agents):
+        _agent(stage, scene, agent, agent_colour(i))
+
+
 def _author_scene(path: Path, scene: Scene, scene_dir: Path) -> None:
     """Author the scene stage at ``path`` (asset USDs are written to their folders on the way)."""
     stage, world = _new_stage(path, "World", Kind.Tokens.assembly)
@@ -320,6 +410,8 @@ def _author_scene(path: Path, scene: Scene, scene_dir: Path) -> None:
     written: set[str] = set()
     for obj in scene.objects:
         _object(stage, scene_dir, obj, written)
+    if scene.agents:
+        _agents(stage, scene)
     _lights(stage, scene)
     stage.Save()
 

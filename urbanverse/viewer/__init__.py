@@ -14,6 +14,7 @@ data read once for all of them; every message a browser sends is checked before 
 Modules: ``catalog`` (which scene folders and episode files may be read), ``topdown`` (PIL
 maps and thumbnails), ``geometry`` (meshes, cameras, attribute tables: plain data), ``cache``
 (scenes, meshes, maps and assets shared by all browsers, bounded), ``guard`` (the checks on
-browsers' websocket messages), ``scene_panel`` and ``asset_panel`` (the two tabs, one per browser),
-``app`` (server and configuration).
+browsers' websocket messages), ``people`` (the people seen walking: tracks, poses at a time, body
+mesh: plain data), ``people_layer`` (drawing and animating them), ``scene_panel`` and ``asset_panel``
+(the two tabs, one per browser), ``app`` (server and configuration).
 """

@@ -22,6 +22,7 @@ from urbanverse.viewer.catalog import list_scenes
 from urbanverse.viewer.geometry import overview_camera
 from urbanverse.viewer.guard import MAX_MESSAGE_BYTES
 from urbanverse.viewer.guard import install as install_guard
+from urbanverse.viewer.people_layer import Animator
 from urbanverse.viewer.scene_panel import ScenePanel
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class ViewerApp:
 
     Every browser that connects gets its own tabs (``sessions``, by viser client id), drawn from the
     shared ``cache`` and ``library``; each opens the first scene of the listing. ``guard`` checks every
-    message browsers send (:mod:`urbanverse.viewer.guard`).
+    message browsers send (:mod:`urbanverse.viewer.guard`); ``animator`` walks every browser's people.
     """
 
     def __init__(self, cfg: ViewerCfg):
@@ -89,6 +90,7 @@ class ViewerApp:
         self.library = Library(cfg.library if cfg.library is not None else default_library())
         self.sessions: dict[int, Session] = {}
         self.executor = ThreadPoolExecutor(max_workers=ACTION_THREADS, thread_name_prefix="viewer")
+        self.animator = Animator()
         self._sessions_lock = threading.Lock()
         self.server = viser.ViserServer(host=cfg.host, port=cfg.port, label="UrbanVerse", verbose=False)
         self.guard = install_guard(self.server, cfg.max_message_bytes)
@@ -114,7 +116,9 @@ class ViewerApp:
     def _connect(self, client) -> None:
         tabs = client.gui.add_tab_group()
         with tabs.add_tab("Scenes"):
-            scenes = ScenePanel(client, self.root, self.cache, self.executor, first=self.first_scene)
+            scenes = ScenePanel(
+                client, self.root, self.cache, self.executor, self.animator, first=self.first_scene
+            )
         with tabs.add_tab("Assets"):
             assets = AssetPanel(client, self.library, lambda: self._back_to_scene(scenes), self.executor)
         with self._sessions_lock:
@@ -126,7 +130,7 @@ class ViewerApp:
         with self._sessions_lock:
             session = self.sessions.pop(client.client_id, None)
         if session is not None:
-            session.scenes.actions.close()
+            session.scenes.close()
             session.assets.actions.close()
 
     @property
@@ -147,6 +151,7 @@ class ViewerApp:
 
     def close(self) -> None:
         """Stop serving and release the asset store."""
+        self.animator.close()
         self.server.stop()
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.library.close()

@@ -24,6 +24,7 @@ from urbanverse.assets.record import ASSET_FILE, Asset, load_asset, load_collisi
 from urbanverse.scene.record import SCENE_FILE, Scene, load_scene
 from urbanverse.viewer.catalog import Episode, load_episodes
 from urbanverse.viewer.geometry import ground_display_mesh, object_glb
+from urbanverse.viewer.people import PeopleTracks, people_tracks
 from urbanverse.viewer.topdown import render_map, render_thumbnail
 
 #: Most scenes kept read (each with its ground GLBs).
@@ -37,12 +38,13 @@ MAX_ASSETS = 512
 @dataclass(frozen=True)
 class LoadedScene:
     """A scene as the viewer draws it: the record, one GLB per ground region (``region id -> bytes``,
-    in ``scene.ground`` order) and the recorded episodes."""
+    in ``scene.ground`` order), the recorded episodes and the people seen walking (None without)."""
 
     folder: Path
     scene: Scene
     ground_glbs: dict[str, bytes]
     episodes: dict[str, Episode]
+    people: PeopleTracks | None
 
 
 class _Lru:
@@ -104,7 +106,7 @@ class ViewerCache:
             ground_display_mesh(region, folder).export(buffer, file_type="glb")
             glbs[region.id] = buffer.getvalue()
         episodes = {e.name: e for e in load_episodes(folder)}
-        return LoadedScene(folder, scene, glbs, episodes)
+        return LoadedScene(folder, scene, glbs, episodes, people_tracks(scene))
 
     def thumbnail(self, folder: Path) -> np.ndarray:
         """The scene's top-down thumbnail, ``(H, W, 3)`` uint8."""

@@ -12,6 +12,7 @@ Scene graph names in viser (per browser)::
     /scene/objects/<id>         visual GLB of the object's shown asset (clickable)
     /scene/collision/<id>       convex collision parts (built the first time the layer is shown)
     /scene/walkable, /scene/camera_path, /scene/episode, /scene/selection
+    /scene/people/paths, /scene/people/bodies   the people seen walking (``people_layer``)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from urbanverse.viewer.geometry import (
     sky_gradient,
     yaw_wxyz,
 )
+from urbanverse.viewer.people_layer import Animator, PeopleLayer
 
 log = logging.getLogger(__name__)
 
@@ -136,10 +138,17 @@ def on_browser(actions: ActionQueue, kind: str, act: Callable[[object], None]) -
 
 class ScenePanel:
     """Builds the Scenes tab inside the current GUI container of one browser (a viser ``ClientHandle``)
-    and draws the scene that browser selects, starting with the scene called ``first``."""
+    and draws the scene that browser selects, starting with the scene called ``first``; its people
+    walk on the viewer's ``animator``."""
 
     def __init__(
-        self, client, scenes_root: Path, cache: ViewerCache, executor: Executor, first: str | None = None
+        self,
+        client,
+        scenes_root: Path,
+        cache: ViewerCache,
+        executor: Executor,
+        animator: Animator,
+        first: str | None = None,
     ):
         self.actions = ActionQueue(executor, self._show_error)
         if first is not None:  # before the buttons exist: the browser's own clicks come after it
@@ -148,6 +157,10 @@ class ScenePanel:
         self.gui, self.api = client.gui, client.scene
         self.root = Path(scenes_root).resolve()
         self.cache = cache
+        self.executor = executor
+        self.animator = animator
+        self.people: PeopleLayer | None = None
+        self._closed = False
         self.scene: Scene | None = None
         self.scene_dir: Path | None = None
         self.episodes: dict[str, Episode] = {}
@@ -210,6 +223,14 @@ class ScenePanel:
                 self._toggle("walkable area", "/scene/walkable", False)
             if scene.camera_trajectory:
                 self._toggle("camera path", "/scene/camera_path", True)
+            if self.people is not None:
+                self._toggle("people: paths", "/scene/people/paths", True)
+                self._toggle("people: bodies", "/scene/people/bodies", True)
+                self._layer_handles += self.people.add_controls(
+                    gui,
+                    on_browser(self.actions, "people time", self.people.set_time),
+                    on_browser(self.actions, "people play", self.people.set_playing),
+                )
             if self.episodes:
                 episode = gui.add_dropdown("episode", (NO_EPISODE, *self.episodes))
                 episode.on_update(on_browser(self.actions, "episode", self._show_episode))
@@ -230,27 +251,56 @@ class ScenePanel:
     def open(self, name: str) -> None:
         """Load the scene called ``name`` (from the listing only) and draw it."""
         with self._lock:
+            if self._closed:
+                return
             loaded = self.cache.scene(scene_folder(self.root, name))
             scene = loaded.scene
             self.scene, self.scene_dir, self.episodes = scene, loaded.folder, loaded.episodes
             self.shown_variant = {o.id: o.asset for o in scene.objects}
             self._collision_built = False
+            self._stop_people()
             self.api.remove_by_name("/scene")
             self.api.add_frame("/scene", show_axes=False)
             self.api.set_background_image(sky_gradient(scene.sky), format="png")
             self._draw_ground(loaded.ground_glbs)
             self._draw_objects()
             self._draw_overlays()
+            if loaded.people is not None:
+                self.people = PeopleLayer(self.client, loaded.people, overlay_height(scene))
             self._build_layers()
             self.object_dropdown.options = (NO_SELECTION, *(o.id for o in scene.objects))
             self.object_dropdown.value = NO_SELECTION
             self.select(NO_SELECTION)
             self.set_camera(overview_camera(scene))
+            if self.people is not None:
+                self.animator.add(self.people)
+            people = f", {len(scene.agents)} people" if scene.agents else ""
             # last: a title naming the scene tells the browser the scene is complete
             self.title.content = (
                 f"**{scene.name}**: {len(scene.ground)} ground regions, {len(scene.objects)} objects"
-                f" ({scene.source.kind})"
+                f"{people} ({scene.source.kind})"
             )
+
+    def _stop_people(self) -> None:
+        if self.people is not None:
+            self.animator.discard(self.people)
+            self.people.close()
+            self.people = None
+
+    def close(self) -> None:
+        """The browser left: drop its waiting actions and stop its people walking (on the executor,
+        after a scene opening under way, so that the caller never waits)."""
+        self._closed = True
+        self.actions.close()
+
+        def stop() -> None:
+            with self._lock:
+                self._stop_people()
+
+        try:
+            self.executor.submit(stop)
+        except RuntimeError:  # the viewer is shutting down: its animator has stopped already
+            pass
 
     def set_camera(self, view: CameraView) -> None:
         """Move this browser's camera to ``view``."""

@@ -3,7 +3,8 @@
 North (+y) is up, east (+x) right. Ground regions are filled with their material colour,
 objects drawn as their oriented footprint (length along the yaw direction, width across),
 dynamic bodies in orange and kinematic ones in slate blue; the walkable area, the video's
-camera path and a recorded episode are drawn on top when given.
+camera path, the people's paths (one colour each, a dot at the end) and a recorded episode are
+drawn on top when given.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from urbanverse.assets.textures import linear_to_srgb
+from urbanverse.scene.agents import agent_colour
 from urbanverse.scene.record import Scene, SceneObject
 
 BODY_COLOURS = {"dynamic": (235, 140, 40), "kinematic": (70, 90, 140)}
@@ -34,9 +36,11 @@ def footprint(obj: SceneObject) -> np.ndarray:
 
 
 def scene_bounds(scene: Scene, margin: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper xy corners (m) around ground, objects and camera path, plus ``margin``."""
+    """Lower and upper xy corners (m) around ground, objects, camera path and people's paths, plus
+    ``margin``."""
     pts = [np.asarray(r.polygon, dtype=np.float64) for r in scene.ground]
     pts += [footprint(o) for o in scene.objects]
+    pts += [np.asarray(a.trajectory, dtype=np.float64)[:, 1:3] for a in scene.agents]
     pts += [np.array([p.position[:2] for p in scene.camera_trajectory], dtype=np.float64).reshape(-1, 2)]
     allp = np.concatenate(pts) if pts else np.zeros((1, 2))
     if len(allp) == 0:
@@ -50,10 +54,12 @@ def render_map(
     *,
     walkable: bool = True,
     camera_path: bool = True,
+    people: bool = True,
     episode: np.ndarray | None = None,
     highlight: str | None = None,
 ) -> Image.Image:
-    """A map ``width`` pixels wide (height follows the scene's aspect ratio, at most ``width``).
+    """A map ``width`` pixels wide (height follows the scene's aspect ratio, at most ``width``);
+    ``walkable``, ``camera_path`` and ``people`` choose the layers drawn over ground and objects.
 
     ``episode``: robot positions ``(T, 2+)`` to draw as a path; ``highlight``: an object id drawn
     in red.
@@ -85,6 +91,12 @@ def render_map(
     if camera_path and len(scene.camera_trajectory) >= 2:
         path = np.array([p.position for p in scene.camera_trajectory])
         draw.line(px(path), fill=(200, 40, 200), width=2 * ss)
+    if people:
+        for i, agent in enumerate(scene.agents):
+            points = px(np.asarray(agent.trajectory)[:, 1:3])
+            draw.line(points, fill=agent_colour(i), width=ss, joint="curve")
+            (ex, ey), r = points[-1], 2 * ss
+            draw.ellipse([ex - r, ey - r, ex + r, ey + r], fill=agent_colour(i))
     if episode is not None and len(episode) >= 2:
         draw.line(px(episode), fill=(20, 120, 230), width=2 * ss)
         (ex, ey), r = px(episode[-1:])[0], 4 * ss
@@ -94,4 +106,4 @@ def render_map(
 
 def render_thumbnail(scene: Scene, size: int = 160) -> Image.Image:
     """A small map for the scene list (walkable area and paths left out)."""
-    return render_map(scene, size, walkable=False, camera_path=False)
+    return render_map(scene, size, walkable=False, camera_path=False, people=False)

@@ -6,7 +6,7 @@ above the ground with ``--camera-height``, as a user who measured their rig woul
 1.5-1.7 m per tour against the default prior of 1.6 m, so blind scenes are scaled up to 6 % off),
 ``true_poses`` (camera stage replaced by the tour's true poses), ``true_poses_boxes`` (and detection +
 tracking replaced by the true 2D boxes and identities): the drop from the last to the first shows
-where the error comes from. Prints a line per tour and mode, two tables (objects; ground) with a row
+where the error comes from. Prints a line per tour and mode, three tables (objects; ground; people) with a row
 per set and mode (the median over its tours), the totals over each set's tours per mode (recall split
 between the objects the walk went past and those ahead of its end, seen only from afar; position and
 yaw errors as medians over all the tours' pairs, steadier than the medians of each tour's few; ground
@@ -15,9 +15,11 @@ true ones (RMS after a rigid fit, after a fit that may scale, and that scale), a
 line:
 
     split=.. cat_acc=.. recall_1m=.. pos_err_m=.. yaw_err_deg=.. front_err_m=.. ground_iou=..
-    extent_iou=.. ground_pieces=.. hole_share=.. off_ground=.. map25=.. gen_s_per_video_min=..
+    extent_iou=.. ground_pieces=.. hole_share=.. off_ground=.. map25=.. people_err_m=..
+    people_recall_1m=.. gen_s_per_video_min=..
 
-(one line; the held-out set's blind medians where it ran).
+(one line; the held-out set's blind medians where it ran, the people's pooled over its tours: the
+median error over every lifted point, the people recovered over the people seen).
 
 ``--plots DIR`` writes a top-down map per tour and mode (``match_<tour>_<mode>.png``,
 :mod:`urbanverse.bench.match_plot`): the true objects found, paired farther out or missed, the
@@ -36,7 +38,10 @@ Figures beside the object scores (:mod:`urbanverse.bench.evaluate`): buildings b
 (``front_recall_1m``, ``front_err_m``, ``front_dir_err_deg``: :mod:`urbanverse.bench.fronts`), and
 the ground (:mod:`urbanverse.bench.ground_metrics`): ``extent_iou`` over the generated scene's extent,
 split into the part the ground stage saw and the part the street model inferred, ``ground_pieces``,
-``hole_share`` and ``off_ground`` objects. Each table starts with a row of targets; a bold figure
+``hole_share`` and ``off_ground`` objects; the people walking the streets
+(:mod:`urbanverse.bench.people_metrics`): ``people_err_m`` (median distance of the lifted trajectory
+points to the nearest true person at the same time) and ``people_recall_1m`` (the people seen that a
+lifted trajectory follows within 1 m). Each table starts with a row of targets; a bold figure
 meets its target. ``--json PATH`` writes every tour's scores, the medians, the pooled counts, the
 tours' seeds and the targets.
 
@@ -67,6 +72,7 @@ from urbanverse.bench.evaluate import camera_path_errors, class_counts, compare_
 from urbanverse.bench.ground_metrics import load_seen_grid
 from urbanverse.bench.match_plot import plot_match
 from urbanverse.bench.oracle import oracle_stages, true_camera_height
+from urbanverse.bench.people_metrics import people_scores
 from urbanverse.bench.retrieval_metrics import retrieval_scores
 from urbanverse.config import apply_overrides
 from urbanverse.gen.config import GenCfg
@@ -114,7 +120,9 @@ GROUND_METRICS = (
     "hole_share",
     "off_ground",
 )
-METRICS = OBJECT_METRICS + GROUND_METRICS
+#: Columns of the people table (:mod:`urbanverse.bench.people_metrics`).
+PEOPLE_METRICS = ("people_err_m", "people_recall_1m")
+METRICS = OBJECT_METRICS + GROUND_METRICS + PEOPLE_METRICS
 #: Targets on the held-out tours: (comparison, value); a figure meeting its target prints in bold.
 TARGETS: dict[str, tuple[str, float]] = {
     "cat_acc": (">=", 0.8),
@@ -128,6 +136,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "ground_pieces": ("==", 1.0),
     "hole_share": ("==", 0.0),
     "off_ground": ("==", 0.0),
+    "people_err_m": ("<=", 0.5),
 }
 
 
@@ -356,6 +365,10 @@ def _pooled(r: list[dict]) -> dict[str, float]:
         "max_pieces": max((x["ground_pieces"] for x in r), default=math.nan),
         "max_hole_share": max((x["hole_share"] for x in r), default=math.nan),
         "objects_off_ground": sum(x["off_ground"] for x in r),
+        "people_seen": sum(x["people_seen"] for x in r),
+        "people_found": sum(x["people_found"] for x in r),
+        "people_err_m": _median([e for x in r for e in x["people_errors_m"]]),
+        "people_points": float(sum(x["people_points"] for x in r)),
     }
 
 
@@ -373,7 +386,9 @@ def _print_pooled(split: str, mode: str, p: dict[str, float]) -> None:
         f"{p['front_err_m']:.2f} and front_dir_err_deg {p['front_dir_err_deg']:.1f} "
         f"({p['front_pairs']:.0f} pairs); ground in one piece in {p['one_piece']:.0f}/{p['scenes']:.0f} "
         f"scenes (most pieces {p['max_pieces']:.0f}), largest hole share {p['max_hole_share']:.3f}, "
-        f"objects off the ground {p['objects_off_ground']:.0f}/{p['generated']:.0f}"
+        f"objects off the ground {p['objects_off_ground']:.0f}/{p['generated']:.0f}; "
+        f"people within 1 m {p['people_found']:.0f}/{p['people_seen']:.0f}, people_err_m "
+        f"{p['people_err_m']:.2f} ({p['people_points']:.0f} points)"
     )
 
 
@@ -414,6 +429,7 @@ def _run_tour(
         match = match_objects(scene, truth, gt, aligned)
         scores = compare_scenes(scene, truth, gt, aligned=aligned, match=match, seen_grid=load_seen_grid(out))
         scores |= retrieval_scores(scene, out, truth, truth_dir, match)
+        scores |= people_scores(scene, gt, aligned)
         path_fit = camera_path_errors(scene, gt) if mode == "blind" else {}
         shown = " ".join(f"{k}={scores.get(k, math.nan):.3f}" for k in METRICS)
         shown += "".join(f" {k}={v:.3f}" for k, v in path_fit.items())
@@ -421,6 +437,7 @@ def _run_tour(
             title = f"tour {i} ({style}), {mode}"
             plot_match(scene, truth, gt, args.plots / f"match_{i}_{mode}.png", title, aligned)
         counts = f"objects={scores['generated']:.0f}/{scores['true_seen']:.0f}"
+        counts += f" people={scores['people_generated']}/{scores['people_seen']}"
         print(f"{split} tour {i} ({style}) {mode}: {shown} {counts} "
               f"recon={recon_mode} gen_s={elapsed:.1f}", flush=True)  # fmt: skip
         row = {
@@ -469,6 +486,7 @@ def main() -> None:
     }
     _print_table("Objects (median over tours)", OBJECT_METRICS, medians)
     _print_table("Ground (median over tours)", GROUND_METRICS, medians)
+    _print_table("People (median over tours)", PEOPLE_METRICS, medians)
     pooled = {s: {mode: _pooled(rs) for mode, rs in by_mode.items()} for s, by_mode in results.items()}
     print()
     for split, by_mode in pooled.items():
@@ -486,13 +504,16 @@ def main() -> None:
     headline = "heldout" if "heldout" in medians else next(iter(medians))
     m = medians[headline].get("blind") or next(iter(medians[headline].values()))
     speed = float(np.median(gen_s_per_min)) if gen_s_per_min else math.nan
+    crowd = pooled[headline].get("blind") or next(iter(pooled[headline].values()))
+    people_recall = crowd["people_found"] / crowd["people_seen"] if crowd["people_seen"] else math.nan
     print(
         f"split={headline} cat_acc={m['cat_acc']:.3f} recall_1m={m['recall_1m']:.3f} "
         f"pos_err_m={m['pos_err_m']:.2f} yaw_err_deg={m['yaw_err_deg']:.1f} "
         f"front_err_m={m['front_err_m']:.2f} "
         f"ground_iou={m['ground_iou']:.3f} extent_iou={m['extent_iou']:.3f} "
         f"ground_pieces={m['ground_pieces']:.0f} hole_share={m['hole_share']:.3f} "
-        f"off_ground={m['off_ground']:.0f} map25={m['map25']:.3f} gen_s_per_video_min={speed:.1f}"
+        f"off_ground={m['off_ground']:.0f} map25={m['map25']:.3f} people_err_m={crowd['people_err_m']:.2f} "
+        f"people_recall_1m={people_recall:.3f} gen_s_per_video_min={speed:.1f}"
     )
     if args.json:
         record = {

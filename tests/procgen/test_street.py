@@ -8,6 +8,7 @@ import pytest
 import shapely
 
 from urbanverse.errors import InputError
+from urbanverse.procgen.people import PeopleCfg
 from urbanverse.procgen.street import STYLES, StreetCfg, generate_street
 from urbanverse.scene.physics_check import PhysicsCheckCfg, run_physics_check
 from urbanverse.scene.record import load_scene
@@ -32,6 +33,7 @@ def test_style_is_valid_stable_and_walkable(tmp_path, style):
     assert {"road", "sidewalk", "crosswalk", "ramp"} <= types
     assert all(r.elevation == pytest.approx(0.15) for r in scene.ground if r.type == "sidewalk")
     assert len(scene.objects) >= 15
+    assert 4 <= len(scene.agents) <= 8 and scene.flow is not None  # people walk it
     # Nothing stands on the road but vehicles; nothing overlaps another object's base.
     roads = shapely.union_all([shapely.Polygon(r.polygon) for r in scene.ground if r.type == "road"])
     vehicles = {
@@ -65,6 +67,12 @@ def test_same_seed_same_scene(tmp_path):
     assert a == b
     generate_street(StreetCfg(style="residential", seed=12, length=40.0), tmp_path / "c")
     assert json.loads((tmp_path / "c" / "scene.json").read_text())["objects"] != a["objects"]
+    # People come from a stream of their own: without them, the street is the same.
+    generate_street(
+        StreetCfg(style="residential", seed=11, length=40.0, people=PeopleCfg(count=(0, 0))), tmp_path / "d"
+    )
+    d = json.loads((tmp_path / "d" / "scene.json").read_text())
+    assert d["objects"] == a["objects"] and d["agents"] == [] and a["agents"]
 
 
 def test_bad_config_and_non_empty_output(tmp_path):

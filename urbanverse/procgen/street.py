@@ -4,14 +4,17 @@ Layout from ``layout.py``; objects placed by urban rules (trees and lamps spaced
 benches and bins facing the street, parked cars in the parking lanes, signs at crosswalks and
 corners, buildings packed along the lots), assets drawn from the procedural catalogue and
 copied into the scene's ``assets/``; ground materials and a sky from the generated libraries.
-Placements never overlap (footprints are checked with shapely) and stay on their ground.
+Placements never overlap (footprints are checked with shapely) and stay on their ground. People
+walk the sidewalks and crossings (``agents``, :mod:`urbanverse.procgen.people`) with the ``flow`` field
+of their walking; they come from a random stream of their own, so the same seed gives the same
+street with or without them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +28,9 @@ from urbanverse.assets.record import Asset
 from urbanverse.assets.skies import SKIES
 from urbanverse.errors import InputError
 from urbanverse.procgen.layout import Layout, Line, intersection, straight_street
+from urbanverse.procgen.people import PeopleCfg, street_people
 from urbanverse.render.thumbnail import library_thumbnail
+from urbanverse.scene.agents import flow_field
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
     AssetRef,
@@ -58,18 +63,22 @@ CARS = (
 HOUSES = ("house_gabled", "building_residential")
 SHOPS = ("building_commercial", "facade_slab", "building_office_tower")
 _ROAD_MATERIALS = ("asphalt_fresh", "asphalt_worn", "asphalt_faded", "asphalt_patched", "asphalt_cracked")
+#: Second entropy word of the people's random stream (the first is the street's seed).
+PEOPLE_STREAM = 1
 _DAY_SKIES = tuple(n for n in SKIES if n.startswith(("clear", "partly_cloudy", "hazy", "mostly_cloudy")))
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class StreetCfg:
-    """``length`` m of street (or of each intersection arm x 2), ``lanes`` of 3.2 m, ``sidewalk`` m wide."""
+    """``length`` m of street (or of each intersection arm x 2), ``lanes`` of 3.2 m, ``sidewalk`` m wide,
+    and the ``people`` walking it."""
 
     style: Style = "residential"
     seed: int = 0
     length: float = 80.0
     lanes: int = 2
     sidewalk: float = 4.0
+    people: PeopleCfg = dataclasses.field(default_factory=PeopleCfg)
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -308,5 +317,7 @@ def generate_street(cfg: StreetCfg, scene_dir: Path) -> Scene:
         sky=_sky(rng, scene_dir),
         walkable_area=tuple(r.polygon for r in walk),
     )
+    agents = street_people(scene, cfg.people, np.random.default_rng([cfg.seed, PEOPLE_STREAM]))
+    scene = dataclasses.replace(scene, agents=agents, flow=flow_field(agents))
     save_scene(scene, scene_dir)
     return scene

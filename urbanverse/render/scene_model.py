@@ -4,9 +4,12 @@ Ground regions keep their material textures, tiled every ``texture_scale`` metre
 as ``appearance`` dresses them (colours plus a procedural detail texture), one set of meshes per
 asset and scale, shared by every object that uses it.
 
-Ids: instance id of object ``i`` (scene order) is ``i + 1``; ground and sky have instance 0.
-Semantic ids: 0 sky, then the ground types, then the taxonomy's L3 classes (see
-:func:`semantic_classes`).
+People (the scene's ``agents``), where asked for, are walking figures (:mod:`urbanverse.render.people`)
+posed per frame with :func:`urbanverse.render.people.pose_people`.
+
+Ids: instance id of object ``i`` (scene order) is ``i + 1``, of agent ``k`` ``len(objects) + 1 + k``;
+ground and sky have instance 0. Semantic ids: 0 sky, then the ground types, then the taxonomy's L3
+classes (see :func:`semantic_classes`); an agent's is that of its ``kind`` (``pedestrian``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from urbanverse.assets.mujoco_body import yaw_quat
 from urbanverse.assets.record import load_asset, load_visual_parts
 from urbanverse.assets.taxonomy import TAXONOMY
 from urbanverse.render.appearance import AssetMesh, add_asset_meshes, detail_texture_name, srgb
+from urbanverse.render.people import add_people
 from urbanverse.render.raster import Lighting, Rasterizer, SceneBuilder, triplanar_uv
 from urbanverse.scene.ground import ground_mesh
 from urbanverse.scene.record import Scene, resolve_inside
@@ -145,10 +149,14 @@ def build_rasterizer(
     max_height: int,
     shadows: bool = True,
     max_capsules: int = 0,
+    people: bool = False,
 ) -> Rasterizer:
     """A rasterizer of the whole scene for images up to ``max_width`` x ``max_height`` pixels that
-    can draw ``max_capsules`` moving capsules (pedestrians) per view."""
+    can draw ``max_capsules`` moving capsules (pedestrians) per view; with ``people``, the scene's
+    agents are figures to pose per frame (module docstring)."""
     builder = SceneBuilder()
     _add_ground(builder, scene, Path(scene_dir))
     _add_objects(builder, scene, Path(scene_dir))
+    if people:
+        add_people(builder, scene.agents, len(scene.objects) + 1, [semantic_id(a.kind) for a in scene.agents])
     return builder.build(scene_lighting(scene, shadows), max_width, max_height, max_capsules)

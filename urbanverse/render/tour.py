@@ -1,10 +1,13 @@
 """Synthetic city-walk tours: a walking camera through a scene, rendered to MP4 with ground truth.
 
 ``run_render_tour`` writes ``<out>.mp4`` and ``<stem>_gt.json`` (:class:`TourGroundTruth`: the
-intrinsics, every frame's camera pose, the objects visible in it with 2D boxes, and the scene it
-came from); with ``frames_dir`` also per frame ``rgb/NNNNNN.png``, ``depth/NNNNNN.png`` (uint16,
-millimetres, 0 = sky), ``instance/NNNNNN.png`` (uint16, object index + 1) and
-``semantic/NNNNNN.png`` (uint8, see ``semantic_classes``).
+intrinsics, every frame's camera pose, the objects and people visible in it with 2D boxes, the people's
+true trajectories, and the scene it came from); with ``frames_dir`` also per frame ``rgb/NNNNNN.png``,
+``depth/NNNNNN.png`` (uint16, millimetres, 0 = sky), ``instance/NNNNNN.png`` (uint16: object index + 1;
+agent index + number of objects + 1) and ``semantic/NNNNNN.png`` (uint8, see ``semantic_classes``).
+
+The scene's ``agents`` walk through the tour as human figures (:mod:`urbanverse.render.people`): frame
+``k`` shows them where their trajectories are at ``k / fps`` s.
 """
 
 from __future__ import annotations
@@ -21,13 +24,15 @@ import numpy as np
 from urbanverse.errors import InputError
 from urbanverse.records import atomic_dir, atomic_path, record, save_json
 from urbanverse.render.augment import AugmentCfg, augment
+from urbanverse.render.people import people_motion, pose_people
 from urbanverse.render.raster import PinholeCamera, RasterOutput
 from urbanverse.render.scene_model import build_rasterizer, semantic_classes
 from urbanverse.render.video import Mp4Writer
 from urbanverse.render.walk import WalkCfg, plan_route, walk_poses
-from urbanverse.scene.record import SCENE_FILE, Scene, load_scene
+from urbanverse.scene.record import SCENE_FILE, Agent, Scene, load_scene
 
-TOUR_SCHEMA_VERSION = 1
+#: Version 2 added the people: ``TourFrame.people`` and ``TourGroundTruth.agents``.
+TOUR_SCHEMA_VERSION = 2
 #: Camera axes of every pose in the ground truth.
 CAMERA_CONVENTION = "opencv: x right, y down, z forward; world_from_camera, row-major 4x4; world Z-up, metres"
 
@@ -59,14 +64,29 @@ class VisibleObject:
 
 
 @record
+class VisiblePerson:
+    """A person (scene agent) seen in a frame: ``box_xyxy`` and ``pixels`` as for :class:`VisibleObject`;
+    ``feet``: the ground point under the person at the frame's time (m, world); ``distance_m``: camera
+    to feet."""
+
+    agent_id: str
+    instance_id: int
+    box_xyxy: tuple[int, int, int, int]
+    pixels: int
+    feet: tuple[float, float, float]
+    distance_m: float
+
+
+@record
 class TourFrame:
     """One rendered frame: its ``index``, time ``time_s`` (s from the start), camera pose (16 numbers,
-    see ``CAMERA_CONVENTION``) and the objects visible in it."""
+    see ``CAMERA_CONVENTION``), the objects and the people visible in it."""
 
     index: int
     time_s: float
     world_from_camera: tuple[float, ...]
     visible: tuple[VisibleObject, ...]
+    people: tuple[VisiblePerson, ...] = ()
 
 
 @record
@@ -84,6 +104,8 @@ class TourGroundTruth:
     intrinsics: Intrinsics
     semantic_classes: dict[str, str]
     frames: tuple[TourFrame, ...]
+    agents: tuple[Agent, ...] = ()
+    """The scene's people with their true trajectories (the scene's frame, t in s from the tour's start)."""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -126,25 +148,56 @@ class TourCfg:
         return PinholeCamera.from_hfov(self.width, self.height, self.hfov_deg)
 
 
+def _boxes(ids: np.ndarray, first: int, count: int, min_pixels: int) -> list[tuple[int, tuple, int]]:
+    """``(instance id, box_xyxy, pixels)`` of the instances ``first .. first + count - 1`` with at least
+    ``min_pixels`` pixels in the instance image ``ids``."""
+    counts = np.bincount(ids.ravel(), minlength=first + count)[first : first + count]
+    found = []
+    for iid in np.flatnonzero(counts >= min_pixels) + first:
+        rows = np.flatnonzero((ids == iid).any(axis=1))
+        cols = np.flatnonzero((ids == iid).any(axis=0))
+        box = (int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1)
+        found.append((int(iid), box, int(counts[iid - first])))
+    return found
+
+
 def visible_objects(
     scene: Scene, out: RasterOutput, eye: np.ndarray, min_pixels: int
 ) -> tuple[VisibleObject, ...]:
     """Objects with at least ``min_pixels`` visible pixels in a rendered frame, with their boxes."""
-    ids = out.instance
-    counts = np.bincount(ids.ravel(), minlength=len(scene.objects) + 1)
     found = []
-    for iid in np.flatnonzero(counts[1:] >= min_pixels) + 1:
-        rows = np.flatnonzero((ids == iid).any(axis=1))
-        cols = np.flatnonzero((ids == iid).any(axis=0))
+    for iid, box, pixels in _boxes(out.instance, 1, len(scene.objects), min_pixels):
         obj = scene.objects[iid - 1]
         found.append(
             VisibleObject(
                 object_id=obj.id,
-                instance_id=int(iid),
+                instance_id=iid,
                 category=obj.category,
-                box_xyxy=(int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1),
-                pixels=int(counts[iid]),
+                box_xyxy=box,
+                pixels=pixels,
                 distance_m=round(float(np.linalg.norm(np.asarray(obj.position) - eye)), 3),
+            )
+        )
+    return tuple(found)
+
+
+def visible_people(
+    scene: Scene, out: RasterOutput, eye: np.ndarray, feet: np.ndarray, min_pixels: int
+) -> tuple[VisiblePerson, ...]:
+    """People with at least ``min_pixels`` visible pixels in a rendered frame, with their boxes;
+    ``feet`` ``(A, 3)``: the ground point under each agent at the frame's time (m)."""
+    first = len(scene.objects) + 1
+    found = []
+    for iid, box, pixels in _boxes(out.instance, first, len(scene.agents), min_pixels):
+        k = iid - first
+        found.append(
+            VisiblePerson(
+                agent_id=scene.agents[k].id,
+                instance_id=iid,
+                box_xyxy=box,
+                pixels=pixels,
+                feet=tuple(round(float(v), 3) for v in feet[k]),
+                distance_m=round(float(np.linalg.norm(feet[k] - eye)), 3),
             )
         )
     return tuple(found)
@@ -182,20 +235,22 @@ def _render_frames(
     """Render every pose into ``writer`` (and ``frames_dir``, when given); the frames' ground truth."""
     camera = cfg.camera
     frames = []
-    with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows) as raster:
+    motion = people_motion(scene.agents, scene.ground, np.arange(len(poses)) / cfg.fps)
+    with build_rasterizer(scene, scene_dir, camera.width, camera.height, cfg.shadows, people=True) as raster:
         for k, pose in enumerate(poses):
+            pose_people(raster, motion, k)
             out = raster.render(camera, pose)
             rgb = augment(out.rgb, cfg.augment, rng) if cfg.augment else out.rgb
             writer.write(rgb)
             if frames_dir is not None:
                 _write_frame_images(frames_dir, k, rgb, out)
-            visible = visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels)
             frames.append(
                 TourFrame(
                     index=k,
                     time_s=round(k / cfg.fps, 6),
                     world_from_camera=tuple(round(float(v), 6) for v in pose.ravel()),
-                    visible=visible,
+                    visible=visible_objects(scene, out, pose[:3, 3], cfg.min_visible_pixels),
+                    people=visible_people(scene, out, pose[:3, 3], motion.feet[k], cfg.min_visible_pixels),
                 )
             )
             if progress:
@@ -246,6 +301,7 @@ def run_render_tour(
             intrinsics=Intrinsics(**{f.name: getattr(camera, f.name) for f in dataclasses.fields(camera)}),
             semantic_classes={str(k): v for k, v in semantic_classes().items()},
             frames=tuple(frames),
+            agents=scene.agents,
         )
         save_json(gt, gt_path_for(out_video))
     return gt

@@ -58,7 +58,9 @@ class WalkCfg:
             raise InputError(f"WalkCfg.speed_range: need 0 < low <= high, got {self.speed_range}")
 
 
-def _walkable(scene: Scene, clearance: float) -> shapely.Geometry:
+def walkable_area(scene: Scene, clearance: float) -> shapely.Geometry:
+    """The pedestrian ground (sidewalks, ramps, crosswalks, plazas) 0.3 m in from its edges, less the
+    object footprints grown by ``clearance`` m."""
     ground = [shapely.Polygon(r.polygon) for r in scene.ground if r.type in PEDESTRIAN_GROUND]
     if not ground:
         raise InputError(f"scene {scene.name!r}: no sidewalk, ramp, crosswalk or plaza to walk on")
@@ -67,13 +69,42 @@ def _walkable(scene: Scene, clearance: float) -> shapely.Geometry:
     return walk.difference(shapely.union_all(blocked)) if blocked else walk
 
 
-def plan_route(scene: Scene, cfg: WalkCfg, rng: np.random.Generator) -> np.ndarray:
-    """The walking route as points ``(P, 2)`` (m), 0.5 m apart, smoothed; random direction."""
-    area = _walkable(scene, cfg.clearance_m)
+@dataclasses.dataclass(frozen=True)
+class WalkGrid:
+    """The largest connected piece of free pedestrian ground on a square grid.
+
+    ``xs`` (cols) and ``ys`` (rows): cell centres (m); ``free`` ``(rows, cols)``: the cells of the piece;
+    ``graph``: its 8-connected graph over flat cell indices, edges weighted by length x (1 + 1 /
+    clearance) so that shortest paths keep to the middle of the pavement; ``nodes``: the free flat
+    indices.
+    """
+
+    xs: np.ndarray
+    ys: np.ndarray
+    free: np.ndarray
+    graph: scipy.sparse.csr_matrix
+    nodes: np.ndarray
+
+    def points(self, flat: np.ndarray) -> np.ndarray:
+        """Cell centres ``(P, 2)`` (m) of flat cell indices ``(P,)``."""
+        rows, cols = np.unravel_index(np.asarray(flat), self.free.shape)
+        return np.column_stack([self.xs[cols], self.ys[rows]])
+
+    def path(self, source: int, target: int) -> np.ndarray:
+        """The shortest path from flat cell ``source`` to ``target`` as flat indices (source first)."""
+        _, pred = scipy.sparse.csgraph.dijkstra(self.graph, indices=source, return_predecessors=True)
+        path = [target]
+        while path[-1] != source:
+            path.append(pred[path[-1]])
+        return np.asarray(path[::-1])
+
+
+def walk_grid(scene: Scene, clearance: float, res: float) -> WalkGrid:
+    """The scene's free pedestrian ground (:func:`walkable_area`) on a ``res`` m grid."""
+    area = walkable_area(scene, clearance)
     if area.is_empty:
         raise InputError(f"scene {scene.name!r}: no free pedestrian ground to walk along")
     x0, y0, x1, y1 = area.bounds
-    res = cfg.grid_m
     xs, ys = np.arange(x0, x1 + res, res), np.arange(y0, y1 + res, res)
     gx, gy = np.meshgrid(xs, ys)
     free = shapely.contains_xy(area, gx, gy)
@@ -82,21 +113,22 @@ def plan_route(scene: Scene, cfg: WalkCfg, rng: np.random.Generator) -> np.ndarr
         raise InputError(f"scene {scene.name!r}: pedestrian ground is too narrow to walk along")
     largest = np.bincount(labels.ravel())[1:].argmax() + 1
     free = labels == largest
-    clearance = scipy.ndimage.distance_transform_edt(free) * res
-    graph = _grid_graph(free, clearance, res)
-    nodes = np.flatnonzero(free.ravel())
+    clearance_m = scipy.ndimage.distance_transform_edt(free) * res
+    return WalkGrid(xs, ys, free, _grid_graph(free, clearance_m, res), np.flatnonzero(free.ravel()))
+
+
+def plan_route(scene: Scene, cfg: WalkCfg, rng: np.random.Generator) -> np.ndarray:
+    """The walking route as points ``(P, 2)`` (m), 0.5 m apart, smoothed; random direction."""
+    grid = walk_grid(scene, cfg.clearance_m, cfg.grid_m)
+    nodes = grid.nodes
     start = nodes[rng.integers(len(nodes))]
-    far_a = _farthest(graph, start, nodes)
-    dist, pred = scipy.sparse.csgraph.dijkstra(graph, indices=far_a, return_predecessors=True)
+    far_a = _farthest(grid.graph, start, nodes)
+    dist = scipy.sparse.csgraph.dijkstra(grid.graph, indices=far_a)
     far_b = nodes[np.argmax(np.where(np.isfinite(dist[nodes]), dist[nodes], -1))]
-    path = [far_b]
-    while path[-1] != far_a:
-        path.append(pred[path[-1]])
-    rows, cols = np.unravel_index(np.asarray(path), free.shape)
-    points = np.column_stack([xs[cols], ys[rows]])
+    points = grid.points(grid.path(far_a, far_b)[::-1])
     if rng.random() < 0.5:
         points = points[::-1]
-    return _smooth(points, spacing=0.5, sigma_m=3.0)
+    return smooth_polyline(points, spacing=0.5, sigma_m=3.0)
 
 
 def _grid_graph(free: np.ndarray, clearance: np.ndarray, res: float) -> scipy.sparse.csr_matrix:
@@ -123,7 +155,7 @@ def _farthest(graph, source: int, nodes: np.ndarray) -> int:
     return int(nodes[np.argmax(np.where(np.isfinite(dist), dist, -1))])
 
 
-def _smooth(points: np.ndarray, spacing: float, sigma_m: float) -> np.ndarray:
+def smooth_polyline(points: np.ndarray, spacing: float, sigma_m: float) -> np.ndarray:
     """Resample a polyline every ``spacing`` m and low-pass it (Gaussian, ``sigma_m``)."""
     seg = np.linalg.norm(np.diff(points, axis=0), axis=1)
     s = np.concatenate([[0.0], np.cumsum(seg)])

@@ -14,6 +14,15 @@ import typer
 from urbanverse.cli.common import JsonFlag, cli_command, print_json
 from urbanverse.errors import InputError
 
+PEDESTRIANS_HELP = (
+    "How pedestrians move: random (straight walks at their own speed with random turns, anywhere "
+    "walkable); replay (the people seen in the scene's video, their recorded trajectories looped and "
+    "time-shifted; they ignore the robot, whose collisions with them count); flow (spawned where "
+    "people were seen and walking where they walked, pavement or not, with the scene's observed flow "
+    "in a social-force crowd that keeps clear of each other, walls and the robot). Scenes without "
+    "recorded people (replay) or flow field (flow) fall back to random, with a warning."
+)
+
 ScenesOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -32,6 +41,10 @@ def train_command(
         str, typer.Option(help="lidar, depth or rgb (rgb needs the renderer camera).")
     ] = "lidar",
     backbone: Annotated[str, typer.Option(help="mlp, gru, lstm, gla, sse, sse-h or ultramem.")] = "mlp",
+    pedestrians: Annotated[str, typer.Option("--pedestrians", help=PEDESTRIANS_HELP)] = "random",
+    pedestrian_count: Annotated[
+        int, typer.Option("--pedestrian-count", help="Pedestrians per environment (0: none).")
+    ] = 4,
     num_envs: Annotated[
         int, typer.Option("--num-envs", help="Parallel environments per process (--nproc N steps N x this).")
     ] = 64,
@@ -105,6 +118,7 @@ def train_command(
         from urbanverse.nn.backbones import BACKBONE_NAMES
         from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
         from urbanverse.rl.policy import PolicyCfg
+        from urbanverse.sim.pedestrians import BEHAVIOURS, PedestrianCfg
 
         if not scenes:
             raise InputError("--scenes: give at least one scene folder (e.g. --scenes scenes/example)")
@@ -112,9 +126,14 @@ def train_command(
             raise InputError(f"--robot: expected wheeled or legged, got {robot!r}")
         if backbone not in BACKBONE_NAMES:
             raise InputError(f"--backbone: expected one of {', '.join(BACKBONE_NAMES)}, got {backbone!r}")
+        if pedestrians not in BEHAVIOURS:
+            raise InputError(f"--pedestrians: expected one of {', '.join(BEHAVIOURS)}, got {pedestrians!r}")
+        if pedestrian_count < 0:
+            raise InputError(f"--pedestrian-count: need >= 0, got {pedestrian_count}")
+        peds = PedestrianCfg(behaviour=pedestrians, count=pedestrian_count)  # type: ignore[arg-type]
         cfg = TrainCfg(
             scenes=find_scene_dirs(scenes, "--scenes"),
-            env=EnvSpec(robot=robot, sensor=sensor, num_envs=num_envs),
+            env=EnvSpec(robot=robot, sensor=sensor, num_envs=num_envs, pedestrians=peds),
             policy=PolicyCfg(backbone=backbone),
             algo=algo,
             total_steps=steps,
@@ -176,6 +195,23 @@ def eval_command(
         ),
     ] = "none",
     calibration_steps: Annotated[int, typer.Option(help="Rollout steps that calibrate --quantize.")] = 200,
+    pedestrians: Annotated[
+        str | None,
+        typer.Option(
+            "--pedestrians",
+            help=PEDESTRIANS_HELP + " Default: as the policy trained (only the behaviour changes; "
+            "count, size and speeds stay the policy's).",
+            show_default=False,
+        ),
+    ] = None,
+    pedestrian_count: Annotated[
+        int | None,
+        typer.Option(
+            "--pedestrian-count",
+            help="Pedestrians per environment (default: as the policy trained).",
+            show_default=False,
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -225,6 +261,8 @@ def eval_command(
             video_format=video_format,  # type: ignore[arg-type]
             quantize=quantize,  # type: ignore[arg-type]
             calibration_steps=calibration_steps,
+            pedestrians=pedestrians,  # type: ignore[arg-type]
+            pedestrian_count=pedestrian_count,
         )
         for checkpoint, folder in zip(checkpoints, eval_out_dirs(checkpoints, out), strict=True)
     ]
@@ -244,7 +282,9 @@ def eval_command(
         return
     for cfg, outcome in zip(cfgs, outcomes, strict=True):
         console.print(f"checkpoint {cfg.checkpoint}", soft_wrap=True)  # a long path stays on one line
-        console.print(rich_table(outcome.results, f"{episodes} episodes per scene"))
+        peds = outcome.results["pedestrians"]
+        title = f"{episodes} episodes per scene, {peds['count']} {peds['behaviour']} pedestrians"
+        console.print(rich_table(outcome.results, title))
         for f in outcome.files:
             console.print(f"wrote {f}", soft_wrap=True)
     if len(outcomes) > 1:

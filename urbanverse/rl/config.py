@@ -49,6 +49,8 @@ class EnvSpec:
     depth: DepthCameraCfg = dataclasses.field(default_factory=DepthCameraCfg)
     rgb: RgbCameraCfg = dataclasses.field(default_factory=RgbCameraCfg)
     pedestrians: PedestrianCfg = dataclasses.field(default_factory=PedestrianCfg)
+    """Pedestrians: behaviour (``--pedestrians``), count (``--pedestrian-count``), size, speeds and
+    the flow crowd model (``--set env.pedestrians.social.repulsion=3``)."""
     task: PointNavCfg = dataclasses.field(default_factory=PointNavCfg)
     rewards: RewardsCfg = dataclasses.field(default_factory=RewardsCfg)
     dt: float = 0.1

@@ -31,7 +31,7 @@ from urbanverse.rl.config import TrainCfg, from_dict
 from urbanverse.rl.loaded_policy import LoadedPolicy, actor_act_fn
 from urbanverse.rl.policy import DeterministicActor
 from urbanverse.rl.runner import build_policy, load_checkpoint, resolve_checkpoint
-from urbanverse.sim import NavVecEnv
+from urbanverse.sim import NavVecEnv, PedestrianCfg
 from urbanverse.sim.metrics import METRIC_NAMES
 from urbanverse.threads import numba_threads, torch_threads
 
@@ -167,8 +167,10 @@ def evaluate_scene(
     device: str = "cpu",
     record: int = 0,
     envs_per_scene_cap: int = MAX_ENVS_PER_SCENE,
+    pedestrians: PedestrianCfg | None = None,
 ) -> SceneResult:
-    """Run ``episodes`` episodes in ``scenes[index]`` alone, seeded ``scene_seed(seed, index)``.
+    """Run ``episodes`` episodes in ``scenes[index]`` alone, seeded ``scene_seed(seed, index)``, with
+    ``pedestrians`` (default: the policy's training pedestrians).
 
     Of the first ``record`` environments of the whole list (environment ``g`` is in scene
     ``g % len(scenes)``, so one per scene first), those in this scene record their first episode.
@@ -178,7 +180,10 @@ def evaluate_scene(
     k = _envs_per_scene(episodes, envs_per_scene_cap)
     quota = episodes // k
     task = dataclasses.replace(cfg.env.task, episodes_per_scene=10**9)
-    env_cfg = cfg.env.env_cfg((scenes[index],), scene_seed(seed, index), device, num_envs=k, task=task)
+    peds = pedestrians or cfg.env.pedestrians
+    env_cfg = cfg.env.env_cfg(
+        (scenes[index],), scene_seed(seed, index), device, num_envs=k, task=task, pedestrians=peds
+    )
     env = NavVecEnv(env_cfg)
     counts = torch.zeros(k, dtype=torch.long)
     sums = torch.zeros(len(METRIC_NAMES), dtype=torch.float64)
@@ -295,6 +300,8 @@ class EvalUnit:
     episodes: int
     seed: int
     record: int = 0
+    pedestrians: PedestrianCfg | None = None
+    """The pedestrians to evaluate with; None: the policy's training pedestrians."""
 
 
 def run_unit(unit: EvalUnit) -> SceneResult:
@@ -310,7 +317,14 @@ def _run_here(unit: EvalUnit) -> SceneResult:
     loaded = unit.source.load()
     with torch_threads(1):
         return evaluate_scene(
-            loaded, unit.scenes, unit.index, unit.episodes, unit.seed, unit.source.device, unit.record
+            loaded,
+            unit.scenes,
+            unit.index,
+            unit.episodes,
+            unit.seed,
+            unit.source.device,
+            unit.record,
+            pedestrians=unit.pedestrians,
         )
 
 

@@ -11,12 +11,13 @@ import csv
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from urbanverse.errors import InputError
 from urbanverse.rl.config import TrainCfg
+from urbanverse.sim.pedestrians import BEHAVIOURS, PedestrianCfg
 
 if TYPE_CHECKING:
     from urbanverse.parallel import ExecutorCfg
@@ -171,8 +172,18 @@ class EvalCfg:
     """Evaluate the actor with quantised weights and int8 activations (a PPO checkpoint only)."""
     calibration_steps: int = 200
     """Rollout steps that calibrate the input ranges of ``quantize``."""
+    pedestrians: Literal["random", "replay", "flow"] | None = None
+    """Pedestrian behaviour to evaluate with (``PedestrianCfg.behaviour``); None: as the policy trained."""
+    pedestrian_count: int | None = None
+    """Pedestrians per environment; None: as the policy trained."""
 
     def __post_init__(self) -> None:
+        if self.pedestrians is not None and self.pedestrians not in BEHAVIOURS:
+            raise InputError(
+                f"--pedestrians: expected one of {', '.join(BEHAVIOURS)}, got {self.pedestrians!r}"
+            )
+        if self.pedestrian_count is not None and self.pedestrian_count < 0:
+            raise InputError(f"--pedestrian-count: need >= 0, got {self.pedestrian_count}")
         if self.video_format not in ("gif", "mp4"):
             raise InputError(f"--video-format: expected gif or mp4, got {self.video_format!r}")
         if self.quantize not in ("none", "int8", "int4"):
@@ -292,20 +303,22 @@ def run_evaluations(
         scenes = tuple(cfg.scenes or loaded.cfg.scenes)
         check_request(scenes, cfg.episodes)
         out = cfg.out or default_eval_dir(cfg.checkpoint)
-        plans.append((cfg, loaded, scenes, out))
+        peds = _eval_pedestrians(cfg, loaded.cfg)
+        plans.append((cfg, loaded, scenes, out, peds))
         for i in range(len(scenes)):
-            units[f"{c}/{i}"] = EvalUnit(source, scenes, i, cfg.episodes, cfg.seed, animate)
+            units[f"{c}/{i}"] = EvalUnit(source, scenes, i, cfg.episodes, cfg.seed, animate, peds)
     outs = [plan[3].resolve() for plan in plans]
     if len(set(outs)) < len(outs):
         raise InputError("--out: two evaluations would write to the same folder")
     log.info("evaluating %d (checkpoint, scene) units of %d evaluation(s)", len(units), len(cfgs))
     done = run_units(units, executor, progress)
     outcomes = []
-    for c, (cfg, loaded, scenes, out) in enumerate(plans):
+    for c, (cfg, loaded, scenes, out, peds) in enumerate(plans):
         results, trajs, canvas = combine([done[f"{c}/{i}"] for i in range(len(scenes))], cfg.episodes)
         results["checkpoint"] = str(cfg.checkpoint)
         results["scene_dirs"] = list(scenes)
         results["seed"] = cfg.seed
+        results["pedestrians"] = {"behaviour": peds.behaviour, "count": peds.count}
         results["trained"] = {
             k: v for k, v in loaded.meta.items() if k in ("iteration", "env_steps", "wall_s")
         }
@@ -320,6 +333,14 @@ def run_evaluations(
             files.append(plot_learning_curve(run_dir, out / "learning_curve.png"))
         outcomes.append(EvalOutcome(results=results, files=files))
     return outcomes
+
+
+def _eval_pedestrians(cfg: EvalCfg, trained: TrainCfg) -> PedestrianCfg:
+    """The ``PedestrianCfg`` an evaluation runs with: the policy's training one, with the behaviour and
+    count ``cfg`` asks for."""
+    peds = trained.env.pedestrians
+    changes = {"behaviour": cfg.pedestrians, "count": cfg.pedestrian_count}
+    return replace(peds, **{k: v for k, v in changes.items() if v is not None})
 
 
 def _animated_episodes(cfg: EvalCfg) -> int:

@@ -59,7 +59,7 @@ class NavVecEnv:
             self.rgb = RgbCamera(
                 cfg.rgb, self.world, cfg.scene_dirs, n, cfg.device, max_pedestrians=cfg.pedestrians.count
             )
-        self.peds = Pedestrians(cfg.pedestrians, n, cfg.device)
+        self.peds = Pedestrians(cfg.pedestrians, n, self.world, cfg.device)
         self.metrics = NavMetrics(self.scene_names, cfg.device)
         self.reward_weights = cfg.rewards.weights()
         self.num_actions = rc.action_dim

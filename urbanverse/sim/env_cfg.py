@@ -39,7 +39,8 @@ class NavEnvCfg:
     rgb: RgbCameraCfg | None = None
     """RGB camera (rendered on the CPU, see ``RgbCameraCfg``), or None."""
     pedestrians: PedestrianCfg = field(default_factory=PedestrianCfg)
-    """Moving pedestrians (their number, speed and size)."""
+    """Moving pedestrians: how they move (random, replayed from the scene's recorded people, or a
+    crowd on its flow field), their number, speed and size."""
     task: PointNavCfg = field(default_factory=PointNavCfg)
     """Episode rules: goals, success radius, time limit."""
     rewards: RewardsCfg = field(default_factory=RewardsCfg)

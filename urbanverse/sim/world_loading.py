@@ -1,23 +1,25 @@
-"""Scene folders to the ``WorldBatch`` a robot navigates: compiled grids plus goal fields."""
+"""Scene folders to the ``WorldBatch`` a robot navigates: compiled grids, goal fields and the people
+seen in each scene."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+from urbanverse.scene.record import load_scene
 from urbanverse.sim.geodesic import GoalFieldsSpec, compute_goal_fields
 from urbanverse.sim.robots import RobotCfg
 from urbanverse.sim.task import PointNavCfg
 from urbanverse.sim.world import WorldCfg, compile_world
-from urbanverse.sim.world_batch import WorldBatch
+from urbanverse.sim.world_batch import ScenePeople, WorldBatch
 
 
 def load_world_batch(
     scene_dirs: Sequence[Path | str], world_cfg: WorldCfg, task: PointNavCfg, robot: RobotCfg, device: str
 ) -> WorldBatch:
     """Compile ``scene_dirs`` and their goal fields for ``robot`` under ``task``'s goal rules (both
-    cached on disk) into one ``WorldBatch`` on ``device``: what the batched environment and the
-    Isaac Lab task step, sample and observe on."""
+    cached on disk) into one ``WorldBatch`` on ``device``, with the people seen in each scene
+    (``ScenePeople``): what the batched environment and the Isaac Lab task step, sample and observe on."""
     worlds = [compile_world(d, world_cfg) for d in scene_dirs]
     spec = GoalFieldsSpec(
         resolution=task.geodesic_resolution,
@@ -29,4 +31,5 @@ def load_world_batch(
         max_distance=task.max_goal_distance,
     )
     goals = [compute_goal_fields(w, spec, cache=world_cfg.cache) for w in worlds]
-    return WorldBatch(worlds, goals, device)
+    people = ScenePeople([load_scene(Path(d)) for d in scene_dirs], device)
+    return WorldBatch(worlds, goals, device, people)

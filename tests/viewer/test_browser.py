@@ -7,6 +7,7 @@ The server also gets plain HTTP requests that try to climb out of its folder.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import time
@@ -103,8 +104,10 @@ def test_http_serves_the_client_and_binds_to_localhost(viewer) -> None:
     assert viewer.server.get_host() == "127.0.0.1"
 
 
-@pytest.fixture(scope="module")
-def page(viewer):
+@contextlib.contextmanager
+def open_viewer_page(url: str):
+    """A headless Chromium page on the viewer at ``url``, its canvas up and notices closed (the test
+    is skipped where no browser can run)."""
     reason = _browser_skip_reason()
     if reason:
         pytest.skip(reason)
@@ -114,11 +117,17 @@ def page(viewer):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT)
-        page.goto(viewer.url)
+        page.goto(url)
         page.wait_for_selector("canvas", timeout=60_000)
         _dismiss_notifications(page)
         yield page
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(viewer):
+    with open_viewer_page(viewer.url) as page:
+        yield page
 
 
 def _dismiss_notifications(page) -> None:

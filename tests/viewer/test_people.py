@@ -116,29 +116,10 @@ def test_people_walk_and_the_browser_can_pause_and_scrub(viewer) -> None:
 
 
 def test_browser_draws_the_walking_people(viewer, people_dir) -> None:
-    from tests.viewer.test_browser import (
-        CHROMIUM,
-        CHROMIUM_ARGS,
-        OUT,
-        VIEWPORT,
-        _browser_skip_reason,
-        _dismiss_notifications,
-        _project,
-    )
-
-    reason = _browser_skip_reason()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
+    from tests.viewer.test_browser import OUT, _project, open_viewer_page
 
     scene = load_scene(people_dir / NAME)
-    OUT.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(viewer.url)
-        page.wait_for_selector("canvas", timeout=60_000)
-        _dismiss_notifications(page)
+    with open_viewer_page(viewer.url) as page:
         page.get_by_text("3 people seen walking", exact=False).first.wait_for(timeout=60_000)
         layer = _layer(viewer)
         layer.set_playing(False)
@@ -148,7 +129,6 @@ def test_browser_draws_the_walking_people(viewer, people_dir) -> None:
         box = page.locator("canvas").first.bounding_box()
         png = page.screenshot(clip=box)
         page.screenshot(path=OUT / "viewer_people.png")
-        browser.close()
     pixels = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=int)
     positions, _, present = layer.tracks.poses_at(10.0)
     assert present.all()

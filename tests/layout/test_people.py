@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from urbanverse.errors import InputError
-from urbanverse.layout.people import PeopleCfg, contact_confidence, poses_at, smooth_trajectory, split_pieces
+from urbanverse.layout.lift import TrackView
+from urbanverse.layout.people import (
+    PeopleCfg,
+    contact_confidence,
+    fused_position,
+    poses_at,
+    smooth_trajectory,
+    split_pieces,
+)
 from urbanverse.recon import GroundPlaneFit, Reconstruction
 from urbanverse.recon.geometry import make_pose
 from urbanverse.scene.agents import flow_arrays, flow_field, make_agent, position_at
@@ -94,3 +102,24 @@ def test_bad_settings_are_refused_by_name() -> None:
         PeopleCfg(height_range_m=(2.0, 1.0))
     with pytest.raises(InputError, match="step_s"):
         dataclasses.replace(PeopleCfg(), step_s=0.0)
+
+
+def _view(contact_m: float, true_m: float, top_cut: bool = False) -> TrackView:
+    """A person ``true_m`` away along +x whose feet's ray met the ground at ``contact_m`` (a pitch
+    error): the box's height at the contact's depth is then 1.7 m scaled by their ratio."""
+    return TrackView(
+        ground=np.array([contact_m, 0.0, 0.0]),
+        eye=np.array([0.0, 0.0, 1.6]),
+        height=1.7 * contact_m / true_m,
+        top_cut=top_cut,
+        width=0.5,
+    )
+
+
+def test_far_people_lean_on_their_height_and_near_ones_on_their_feet() -> None:
+    cfg, fy = PeopleCfg(), 900.0
+    far = fused_position(_view(24.0, 20.0), fy, cfg)
+    assert abs(far[0] - 20.0) < 1.0 and far[1] == pytest.approx(0.0)  # the contact alone: 4 m off
+    near = fused_position(_view(5.2, 5.0), fy, cfg)
+    assert 5.1 < near[0] <= 5.2  # near the camera the feet are the better cue
+    assert fused_position(_view(24.0, 20.0, top_cut=True), fy, cfg)[0] == pytest.approx(24.0)

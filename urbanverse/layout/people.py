@@ -60,6 +60,15 @@ class PeopleCfg:
     height_range_m: tuple[float, float] = (1.1, 2.4)
     """A box whose height at its contact's depth falls outside this (top not cut by the frame) has its
     feet hidden or its contact wrong: the observation is dropped."""
+    fuse_height: bool = True
+    """Fuse each contact's depth with the depth its box's height gives (:func:`fused_position`)."""
+    pitch_noise_deg: float = 0.5
+    """Error (standard deviation, degrees) of a frame's camera pitch between keyframes, as the fusion
+    weighs the contact's depth: a walking camera bobs between the keyframes its pose comes from."""
+    box_noise_px: float = 2.0
+    """Error (standard deviation, px) of a detector box's edges."""
+    height_spread: float = 0.05
+    """Relative spread of people's heights around ``PERSON_HEIGHT_M`` (1.7 m +- 0.085 m)."""
     max_distance_m: float = 30.0
     """Contacts farther than this from the camera (m, along the ray) are not used: a pixel's ground
     error grows with the square of the distance."""
@@ -138,6 +147,31 @@ def split_pieces(t: np.ndarray, xy: np.ndarray, cfg: PeopleCfg) -> list[np.ndarr
     return np.split(np.arange(len(t)), cut)
 
 
+def fused_position(view: TrackView, fy: float, cfg: PeopleCfg) -> np.ndarray:
+    """Where along the ray to its feet the person of ``view`` stands (world xy, m): the depth of the
+    feet's ground contact fused with the depth the box's height gives a person ``PERSON_HEIGHT_M``
+    tall, each weighted by the inverse of its variance.
+
+    The contact's depth ``d = h / tan(angle below the horizon)`` errs by ``d^2 / h`` per radian, so
+    a pixel or a camera pitch a fraction of a degree off moves a person 15 m away by metres; the
+    height's depth errs in proportion to the depth (people's heights spread by
+    ``cfg.height_spread``, a box's by ``cfg.box_noise_px`` pixels), whatever the pitch. Near the
+    camera the contact wins, far from it the height. A box whose top is cut keeps the contact."""
+    ray = view.ground - view.eye
+    if view.top_cut:
+        return view.ground[:2].copy()
+    d_contact = float(np.hypot(*ray[:2]))
+    drop = max(float(view.eye[2] - view.ground[2]), 1e-3)
+    angle_sd = cfg.box_noise_px / fy + math.radians(cfg.pitch_noise_deg)
+    sd_contact = d_contact**2 / drop * angle_sd
+    box_px = view.height * fy / d_contact  # the box's height (px) at the contact's distance
+    d_height = d_contact * PERSON_HEIGHT_M / view.height
+    sd_height = d_height * math.hypot(cfg.height_spread, cfg.box_noise_px / box_px)
+    w_contact, w_height = sd_contact**-2, sd_height**-2
+    depth = (w_contact * d_contact + w_height * d_height) / (w_contact + w_height)
+    return view.eye[:2] + ray[:2] * (depth / d_contact)
+
+
 def _track_points(views: list[TrackView], track, recon: Reconstruction, cfg: PeopleCfg):
     """``(t, x, y, confidence)`` rows of a track's usable contacts in time order, and how many of its
     contacts the box height ruled out."""
@@ -149,7 +183,8 @@ def _track_points(views: list[TrackView], track, recon: Reconstruction, cfg: Peo
             dropped += 1
             continue
         conf = contact_confidence(score[v.frame_index], v.eye, v.ground, v.top_cut)
-        rows.append((recon.keyframes[v.frame_index].time_s, v.ground[0], v.ground[1], conf))
+        x, y = fused_position(v, recon.intrinsics.fy, cfg) if cfg.fuse_height else v.ground[:2]
+        rows.append((recon.keyframes[v.frame_index].time_s, x, y, conf))
     rows.sort()
     return np.asarray(rows, dtype=float).reshape(-1, 4), dropped
 

@@ -138,6 +138,7 @@ def ship(run_dir: Path, results: dict, row: dict, dest: Path, command: str, titl
         if route > 0
         else ""
     )
+    peds = cfg.env.pedestrians
     card = f"""# {title}
 
 Point-goal navigation policy: {cfg.env.robot} robot, {cfg.env.sensor} ({cfg.env.lidar.num_beams} beams) + goal
@@ -158,14 +159,16 @@ vector{route_in} + body velocity + last action in, normalised velocity commands 
   ({row["env_steps"] / row["wall_s"]:,.0f} env-steps/s including the PPO update),
   {cfg.env.num_envs} environments x {cfg.num_steps_per_env} steps per iteration
 - training scenes: {len(cfg.scenes)} procedural streets (`urbanverse procgen`, seeds 0..{len(cfg.scenes) - 1})
+- pedestrians: {peds.count} per environment, `{peds.behaviour}` (`urbanverse train --pedestrians`)
 - machine: {machine}
 - export check: ONNX vs PyTorch on {check["observations"]}:
   max |action difference| {check["max_abs_action_diff"]:.1e}
 
 ## Evaluation
 
-Held-out procedural streets (seeds 100..), {results["episodes_per_scene"]} episodes each, deterministic
-actions, episode ends at 1 m from the goal (success), the first collision (curbs included) or 300 steps:
+Held-out procedural streets (seeds 100..), {results["episodes_per_scene"]} episodes each, the training
+pedestrians, deterministic actions, episode ends at 1 m from the goal (success), the first collision
+(curbs and pedestrians included) or 300 steps:
 
 {markdown_table(results)}"""
     (dest / "CARD.md").write_text(card)

@@ -26,7 +26,7 @@ def _stand_in(seen: dict):
         progress("video", "done")
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "report.json").write_text(json.dumps({"counts": {"objects": 3}, "warnings": ["w"]}))
-        counts = {"objects": 3, "ground_regions": 2, "keyframes": 5}
+        counts = {"objects": 3, "ground_regions": 2, "people": 4, "keyframes": 5}
         return SimpleNamespace(counts=counts, recon_mode="sfm", seconds={"total": 1.5}, warnings=("w",))
 
     return run_gen
@@ -47,7 +47,9 @@ def test_gen_json_is_the_report_alone_on_stdout(tmp_path, monkeypatch):
     assert seen["cfg"].recon.camera_height_m == 1.5 and seen["cfg"].retrieval.k == 2
     result = runner.invoke(app, ["gen", str(video), "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(f"wrote {out}/scene.json and scene.usda: 3 objects, 2 ground regions")
+    assert result.stdout.startswith(
+        f"wrote {out}/scene.json and scene.usda: 3 objects, 2 ground regions, 4 people walking"
+    )
     assert "warning: w" in result.stderr
 
 

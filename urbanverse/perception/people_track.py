@@ -35,14 +35,16 @@ class PeopleTracks:
 
 def sample_times(kfs: KeyframeSet, span_s: tuple[float, float], step_s: float, max_frames: int) -> list[int]:
     """Frame numbers every ``step_s`` (at least one frame apart; wider where more than ``max_frames``
-    would be read) over ``span_s`` (s), within the selected shot."""
+    would be read) over ``span_s`` (s), within the selected shot, its last frame included (the last
+    keyframe's people are tracked up to it)."""
     shot = kfs.shots[kfs.selected_shots[0]]
     first = max(shot.start_frame, int(np.ceil(span_s[0] * kfs.fps)))
     last = min(shot.end_frame - 1, int(np.floor(span_s[1] * kfs.fps)))
     if last < first:
         return []
     step = max(1, round(step_s * kfs.fps), int(np.ceil((last - first + 1) / max_frames)))
-    return list(range(first, last + 1, step))
+    numbers = list(range(first, last + 1, step))
+    return numbers if numbers[-1] == last else [*numbers[: max_frames - 1], last]
 
 
 def _people_only(dets: FrameDetections) -> FrameDetections:

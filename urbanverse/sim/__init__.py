@@ -1,4 +1,5 @@
-"""Batched navigation environments: worlds, robots, sensors, pedestrians, tasks, metrics.
+"""Batched navigation environments: worlds, robots, sensors, pedestrians (random walkers, replayed
+people, a social-force crowd), tasks, metrics.
 
 ``NavVecEnv(NavEnvCfg(...))`` is the core (torch tensors, CPU or CUDA); ``GymVectorEnv``,
 ``GymEnv`` (``wrappers_gym``) and ``SB3VecEnv`` (``wrappers_sb3``) adapt it. Importing this
@@ -8,6 +9,7 @@ package registers the gymnasium ids when gymnasium is installed.
 import importlib.util
 
 from urbanverse.sim.check import EnvCheckError, check_env
+from urbanverse.sim.crowd import SocialForceCfg
 from urbanverse.sim.env import NavVecEnv
 from urbanverse.sim.env_cfg import NavEnvCfg
 from urbanverse.sim.pedestrians import PedestrianCfg
@@ -34,6 +36,7 @@ __all__ = [
     "RewardsCfg",
     "RgbCameraCfg",
     "RobotCfg",
+    "SocialForceCfg",
     "WorldCfg",
     "check_env",
     "compile_world",

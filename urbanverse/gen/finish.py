@@ -27,33 +27,48 @@ from urbanverse.scene.record import Scene, save_scene
 from urbanverse.scene.usd_writer import write_usd
 
 
+def ground_paths(scene: Scene) -> list[np.ndarray]:
+    """Each agent's trajectory as ``(T, 3)`` points on the ground top (m), for :func:`draw_people`."""
+    paths = []
+    for agent in scene.agents:
+        xy = np.asarray(agent.trajectory)[:, 1:]
+        paths.append(np.column_stack([xy, top_height_at(scene.ground, xy)]))
+    return paths
+
+
 def draw_people(
-    draw: ImageDraw.ImageDraw, scene: Scene, pose: np.ndarray, k: np.ndarray, time_s: float, dx: int, dy: int
+    draw: ImageDraw.ImageDraw,
+    scene: Scene,
+    paths: list[np.ndarray],
+    pose: np.ndarray,
+    k: np.ndarray,
+    time_s: float,
+    offsets: tuple[tuple[int, int], ...],
 ) -> int:
-    """Draw each agent of ``scene`` as seen by the camera ``pose`` (4x4 world_from_camera in the scene's
-    frame) with intrinsics ``k``: its ground trajectory as a thin line, and, where it was seen at
-    ``time_s``, its body as a thick line from feet to head. ``(dx, dy)``: the panel's offset on the
-    sheet (px). Returns how many people stand in the frame at ``time_s``."""
+    """Draw each agent of ``scene`` (its ground path in ``paths``, :func:`ground_paths`) as seen by the
+    camera ``pose`` (4x4 world_from_camera in the scene's frame) with intrinsics ``k``: its path as a
+    thin line, and, where it was seen at ``time_s``, its body as a thick line from feet to head; once
+    on each panel of the sheet, ``offsets`` (px). Returns how many people stand in the frame at
+    ``time_s``."""
     standing = 0
-    for j, agent in enumerate(scene.agents):
+    for j, (agent, path) in enumerate(zip(scene.agents, paths, strict=True)):
         colour = agent_colour(j)
-        traj = np.asarray(agent.trajectory)
-        xy = traj[:, 1:]
-        ground = np.column_stack([xy, top_height_at(scene.ground, xy)])
-        uv, depth = project_with(pose, k, ground)
-        line = [(float(u) + dx, float(v) + dy) for (u, v), d in zip(uv, depth, strict=True) if d > 0.5]
-        if len(line) > 1:
-            draw.line(line, fill=colour, width=2)
-        if not traj[0, 0] <= time_s <= traj[-1, 0]:
-            continue
-        at = position_at(agent, [time_s])
-        feet = np.append(at[0], top_height_at(scene.ground, at)[0])
-        body, depth = project_with(pose, k, np.stack([feet, feet + (0, 0, agent.height)]))
-        if (depth > 0.5).all():
-            (u0, v0), (u1, v1) = body + (dx, dy)
-            draw.line([(u0, v0), (u1, v1)], fill=colour, width=4)
-            draw.ellipse([u0 - 4, v0 - 4, u0 + 4, v0 + 4], outline=colour, width=2)
-            standing += 1
+        uv, depth = project_with(pose, k, path)
+        uv = uv[depth > 0.5]
+        body = None
+        if agent.trajectory[0][0] <= time_s <= agent.trajectory[-1][0]:
+            at = position_at(agent, [time_s])
+            feet = np.append(at[0], top_height_at(scene.ground, at)[0])
+            ends, ends_depth = project_with(pose, k, np.stack([feet, feet + (0, 0, agent.height)]))
+            body = ends if (ends_depth > 0.5).all() else None
+            standing += body is not None
+        for dx, dy in offsets:
+            if len(uv) > 1:
+                draw.line([(float(u) + dx, float(v) + dy) for u, v in uv], fill=colour, width=2)
+            if body is not None:
+                (u0, v0), (u1, v1) = body + (dx, dy)
+                draw.line([(u0, v0), (u1, v1)], fill=colour, width=4)
+                draw.ellipse([u0 - 4, v0 - 4, u0 + 4, v0 + 4], outline=colour, width=2)
     return standing
 
 
@@ -71,6 +86,7 @@ def write_comparisons(
     k = recon.intrinsics
     width, height = k.width - k.width % 2, k.height - k.height % 2
     camera = PinholeCamera(width=width, height=height, fx=k.fx, fy=k.fy, cx=k.cx, cy=k.cy)
+    people_paths = ground_paths(scene)
     paths = []
     with build_rasterizer(scene, scene_dir, width, height) as raster:
         for n, key in enumerate(picks):
@@ -84,8 +100,10 @@ def write_comparisons(
             draw = ImageDraw.Draw(sheet)
             people = ""
             if scene.agents:
-                for dx in (0, width):
-                    standing = draw_people(draw, scene, pose, recon.intrinsics.matrix(), key.time_s, dx, 24)
+                panels = ((0, 24), (width, 24))
+                standing = draw_people(
+                    draw, scene, people_paths, pose, recon.intrinsics.matrix(), key.time_s, panels
+                )
                 people = f"; {standing} of {len(scene.agents)} lifted people here at {key.time_s:.1f} s"
             draw.text((6, 5), f"video frame {key.frame}{people}", fill=(0, 0, 0))
             draw.text((width + 6, 5), "generated scene, same camera", fill=(0, 0, 0))

@@ -15,6 +15,7 @@ import typer
 
 from urbanverse import __version__
 from urbanverse.cli.assets import assets_app
+from urbanverse.cli.episodes import episodes_app
 from urbanverse.cli.gen import register_gen_commands
 from urbanverse.cli.logs import configure_logging
 from urbanverse.cli.render import register_render_commands
@@ -43,6 +44,7 @@ register_render_commands(app)
 register_gen_commands(app)
 register_train_commands(app)
 register_scene_commands(app)
+app.add_typer(episodes_app, name="episodes")
 
 
 @app.callback()

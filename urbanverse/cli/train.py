@@ -27,7 +27,8 @@ ScenesOpt = Annotated[
     list[Path] | None,
     typer.Option(
         "--scenes",
-        help="Scene folder, or a folder of scene folders; repeat the option for more.",
+        help="Scene folder, or a folder of scene folders (of 'urbanverse gen' outputs: the failed ones, "
+        "holding error.json, are skipped with a warning each); repeat the option for more.",
         show_default=False,
     ),
 ]
@@ -164,8 +165,22 @@ def eval_command(
         list[Path], typer.Argument(help="Run folder, checkpoint .pt, or SB3 model.zip; several for a sweep.")
     ],
     scenes: ScenesOpt = None,
-    episodes: Annotated[int, typer.Option(help="Episodes per scene.")] = 20,
-    seed: Annotated[int, typer.Option(help="Seed of the evaluation episodes.")] = 1,
+    episodes: Annotated[
+        int | None, typer.Option(help="Episodes per scene [default: 20].", show_default=False)
+    ] = None,
+    episodes_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--episodes-file",
+            help="Fixed episodes (JSON lines, from 'urbanverse episodes make') instead of --scenes and "
+            "--episodes: each one whose start and goal are free and connected runs exactly once, the "
+            "others are reported (warning, 'skipped' and 'episodes' in the JSON). No animation.",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the evaluation episodes (with --episodes-file: of the pedestrians).")
+    ] = 1,
     device: Annotated[str, typer.Option(help="cpu or cuda[:i].")] = "cpu",
     json_out: JsonFlag = False,
     out: Annotated[
@@ -236,6 +251,8 @@ def eval_command(
 
     Each (checkpoint, scene) pair is evaluated on its own with a seed drawn from --seed and the
     scene's place in --scenes, so --jobs and --ray give the same figures as one process.
+    --episodes-file F runs the fixed episodes of F instead (Habitat PointNav style), one unit per
+    scene of F; the JSON then also lists every episode's status and figures under "episodes".
     Writes results.json, results.md and, where matplotlib is installed, an episode animation and
     the run's learning curve to each checkpoint's --out folder; prints a table per checkpoint (or,
     with --json, the JSON with overall figures under "overall"; several checkpoints: a list under
@@ -247,13 +264,16 @@ def eval_command(
     from urbanverse.rl.jobs import EvalCfg, eval_executor, eval_out_dirs, run_evaluations
     from urbanverse.scene.record import find_scene_dirs
 
+    if episodes_file is not None and (scenes or episodes is not None):
+        raise InputError("--episodes-file: the file fixes the scenes and episodes; drop --scenes/--episodes")
     executor = eval_executor(jobs, ray, ray_address)
     scene_dirs = find_scene_dirs(scenes, "--scenes") if scenes else ()
     cfgs = [
         EvalCfg(
             checkpoint=checkpoint,
             scenes=scene_dirs,
-            episodes=episodes,
+            episodes=20 if episodes is None else episodes,
+            episodes_file=episodes_file,
             seed=seed,
             device=device,
             out=folder,
@@ -283,7 +303,13 @@ def eval_command(
     for cfg, outcome in zip(cfgs, outcomes, strict=True):
         console.print(f"checkpoint {cfg.checkpoint}", soft_wrap=True)  # a long path stays on one line
         peds = outcome.results["pedestrians"]
-        title = f"{episodes} episodes per scene, {peds['count']} {peds['behaviour']} pedestrians"
+        if episodes_file is not None:
+            ran = outcome.results["overall"]["episodes"]
+            skipped = sum(outcome.results["skipped"].values())
+            title = f"{ran} episodes of {episodes_file} ({skipped} not run)"
+        else:
+            title = f"{cfg.episodes} episodes per scene"
+        title += f", {peds['count']} {peds['behaviour']} pedestrians"
         console.print(rich_table(outcome.results, title))
         for f in outcome.files:
             console.print(f"wrote {f}", soft_wrap=True)

@@ -120,9 +120,10 @@ def straight_street(
     parking: bool,
     crosswalk_at: float | None,
     plaza_depth: float = 0.0,
+    curb: float = DEFAULT_CURB_HEIGHT,
 ) -> Layout:
     """A street along +X centred on y = 0: road (with parking lanes), sidewalks on both sides raised
-    ``DEFAULT_CURB_HEIGHT``, an optional mid-block crosswalk with curb ramps, and (``plaza_depth`` > 0)
+    ``curb`` m, an optional mid-block crosswalk with curb ramps, and (``plaza_depth`` > 0)
     a plaza instead of buildings on the north side."""
     return street_layout(
         StreetModel(
@@ -133,6 +134,7 @@ def straight_street(
             sidewalk=(sidewalk, sidewalk),
             crossings=() if crosswalk_at is None else (crosswalk_at,),
             plaza_depth=plaza_depth,
+            curb=curb,
         )
     )
 
@@ -204,10 +206,12 @@ def _rotate(points, quarter_turns: int):
     return tuple((c * x - s * y, s * x + c * y) for x, y in points)
 
 
-def intersection(rng: np.random.Generator, arm: float, lanes: int, sidewalk: float) -> Layout:
+def intersection(
+    rng: np.random.Generator, arm: float, lanes: int, sidewalk: float, curb: float = DEFAULT_CURB_HEIGHT
+) -> Layout:
     """Two crossing streets: a central box, four crosswalks, four L-shaped corner sidewalks with corner
-    curb ramps where the crosswalks land. ``arm``: distance (m) from the centre to each street end."""
-    curb = DEFAULT_CURB_HEIGHT
+    curb ramps where the crosswalks land. ``arm``: distance (m) from the centre to each street end;
+    ``curb``: sidewalk height (m)."""
     half = lanes * LANE_WIDTH / 2
     cw = 3.0
     ramp = min(cw, sidewalk - 0.8)

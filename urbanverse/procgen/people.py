@@ -69,8 +69,10 @@ def _route(grid: WalkGrid, length: float, min_leg: float, rng: np.random.Generat
     for _ in range(20):  # bounded: a small piece of ground may never give enough far waypoints
         if total >= length:
             break
-        far = nodes[np.linalg.norm(everywhere - points[-1][-1], axis=1) >= min_leg]
+        far = nodes[np.linalg.norm(everywhere - grid.points(np.array([here]))[0], axis=1) >= min_leg]
         target = int(rng.choice(far if len(far) else nodes))
+        if target == here:  # a piece of ground smaller than min_leg: the draw may land where it stands
+            continue
         leg = grid.points(grid.path(here, target))
         total += float(np.linalg.norm(np.diff(leg, axis=0), axis=1).sum())
         points.append(leg[1:])

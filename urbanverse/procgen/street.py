@@ -33,6 +33,7 @@ from urbanverse.render.thumbnail import library_thumbnail
 from urbanverse.scene.agents import flow_field
 from urbanverse.scene.library_refs import install_asset, install_ground_material, install_sky
 from urbanverse.scene.record import (
+    DEFAULT_CURB_HEIGHT,
     AssetRef,
     GroundRegion,
     Scene,
@@ -71,13 +72,26 @@ _DAY_SKIES = tuple(n for n in SKIES if n.startswith(("clear", "partly_cloudy", "
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class StreetCfg:
     """``length`` m of street (or of each intersection arm x 2), ``lanes`` of 3.2 m, ``sidewalk`` m wide,
-    and the ``people`` walking it."""
+    and the ``people`` walking it. The defaults are procgen's own city; :mod:`urbanverse.procgen.city`
+    draws other cities' streets by changing them."""
 
     style: Style = "residential"
     seed: int = 0
     length: float = 80.0
     lanes: int = 2
     sidewalk: float = 4.0
+    curb: float = DEFAULT_CURB_HEIGHT
+    """Height (m) of the sidewalks above the road."""
+    clutter: float = 1.0
+    """Density of the street furniture on the sidewalks (seating, bins, kiosks, signs): 2 places twice
+    as many, 0.5 half as many. Trees, lamps and parked cars keep their spacing."""
+    curb_bollards: float = 0.0
+    """Spacing (m) of bollard rows along the curbs, as old town centres keep cars off the pavement
+    (0: bollards at the crosswalks only)."""
+    setback: float = 0.5
+    """Distance (m) from the back of the sidewalk to the building fronts (a front yard or forecourt)."""
+    plaza_depth: float = 18.0
+    """Depth (m) of the plaza behind the north sidewalk of a ``plaza`` street."""
     people: PeopleCfg = dataclasses.field(default_factory=PeopleCfg)
 
     def __post_init__(self) -> None:
@@ -89,6 +103,16 @@ class StreetCfg:
             raise InputError(f"lanes: expected 1..4, got {self.lanes}")
         if not 2.5 <= self.sidewalk <= 10.0:
             raise InputError(f"sidewalk: expected 2.5..10 m, got {self.sidewalk}")
+        if not 0.05 <= self.curb <= 0.3:
+            raise InputError(f"curb: expected 0.05..0.3 m, got {self.curb}")
+        if not 0.25 <= self.clutter <= 4.0:
+            raise InputError(f"clutter: expected 0.25..4, got {self.clutter}")
+        if self.curb_bollards and not 2.0 <= self.curb_bollards <= 50.0:
+            raise InputError(f"curb_bollards: expected 0 or 2..50 m, got {self.curb_bollards}")
+        if not 0.0 <= self.setback <= 10.0:
+            raise InputError(f"setback: expected 0..10 m, got {self.setback}")
+        if not 6.0 <= self.plaza_depth <= 40.0:
+            raise InputError(f"plaza_depth: expected 6..40 m, got {self.plaza_depth}")
 
 
 class _Placer:
@@ -170,8 +194,8 @@ class _Placer:
                 yaw = line.facing + self.rng.uniform(-yaw_jitter, yaw_jitter)
                 self.place(self.asset(generators), xy, yaw, line.elevation, zone)
 
-    def buildings(self, line: Line, generators: Sequence[str]) -> None:
-        """Pack buildings along ``line`` with their fronts on it, set back away from the road."""
+    def buildings(self, line: Line, generators: Sequence[str], setback: float) -> None:
+        """Pack buildings along ``line`` with their fronts ``setback`` m behind it, away from the road."""
         a, b = np.asarray(line.start), np.asarray(line.end)
         direction = (b - a) / np.linalg.norm(b - a)
         to_road = np.array([math.cos(line.facing), math.sin(line.facing)])
@@ -180,14 +204,14 @@ class _Placer:
             asset = self.asset(generators)
             if cursor + asset.width > total:
                 continue
-            centre = a + direction * (cursor + asset.width / 2) - to_road * (asset.length / 2 + 0.5)
+            centre = a + direction * (cursor + asset.width / 2) - to_road * (asset.length / 2 + setback)
             if self.place(asset, centre, line.facing, line.elevation, zone=None, margin=0.05):
                 cursor += asset.width + float(self.rng.uniform(0.0, 2.5))
 
 
 def _layout(cfg: StreetCfg, rng: np.random.Generator) -> Layout:
     if cfg.style == "intersection":
-        return intersection(rng, cfg.length / 2, cfg.lanes, cfg.sidewalk)
+        return intersection(rng, cfg.length / 2, cfg.lanes, cfg.sidewalk, cfg.curb)
     crosswalk = float(rng.uniform(-cfg.length / 6, cfg.length / 6))
     return straight_street(
         rng,
@@ -196,7 +220,8 @@ def _layout(cfg: StreetCfg, rng: np.random.Generator) -> Layout:
         cfg.sidewalk,
         parking=cfg.style != "plaza",
         crosswalk_at=crosswalk,
-        plaza_depth=18.0 if cfg.style == "plaza" else 0.0,
+        plaza_depth=cfg.plaza_depth if cfg.style == "plaza" else 0.0,
+        curb=cfg.curb,
     )
 
 
@@ -240,13 +265,16 @@ def _furnish(cfg: StreetCfg, layout: Layout, placer: _Placer) -> None:
                 normal = np.array([0.0, sign]) if abs(b[0] - a[0]) < 1e-6 else np.array([sign, 0.0])
                 side = np.array([normal[1], normal[0]])
                 xy = end + normal * 0.5 + side * dx
-                placer.place(placer.asset(["bollard_post"]), xy, 0.0, 0.15)
+                placer.place(placer.asset(["bollard_post"]), xy, 0.0, cfg.curb)
+    sparse = 1.0 / cfg.clutter  # spacing factor of the street furniture
     for line in layout.curb_lines:
+        if cfg.curb_bollards:
+            placer.along(line, ["bollard_post"], spacing=cfg.curb_bollards, jitter=0.1)
         placer.along(line, TREES, spacing=float(rng.uniform(7, 10)), jitter=0.8, yaw_jitter=0.4)
         placer.along(line, LAMPS, spacing=float(rng.uniform(18, 26)), jitter=2.0)
         placer.along(line, ["fire_hydrant"], spacing=35.0, jitter=6.0, probability=0.6)
         signs = ["sign_pedestrian_crossing", "sign_parking", "sign_speed_limit", "sign_no_parking"]
-        placer.along(line, signs, spacing=30.0, jitter=5.0, probability=0.7)
+        placer.along(line, signs, spacing=30.0 * sparse, jitter=5.0, probability=0.7)
         if cfg.style == "intersection":
             placer.along(
                 line, ["traffic_light_post", "pedestrian_signal_post"], spacing=40.0, probability=0.8
@@ -255,14 +283,15 @@ def _furnish(cfg: StreetCfg, layout: Layout, placer: _Placer) -> None:
         seating = (
             ["cafe_table", "cafe_chair", "planter", "bench_slatted"] if commercial else ["bench_slatted"]
         )
-        placer.along(line, seating, spacing=float(rng.uniform(7, 12)), jitter=1.5)
-        placer.along(line, ["litter_bin", "wheelie_bin", "recycling_station"], spacing=15.0, jitter=3.0)
+        placer.along(line, seating, spacing=float(rng.uniform(7, 12)) * sparse, jitter=1.5)
+        bins = ["litter_bin", "wheelie_bin", "recycling_station"]
+        placer.along(line, bins, spacing=15.0 * sparse, jitter=3.0)
         extras = (
             ["newspaper_box", "kiosk_booth", "bus_shelter", "bike_rack", "mailbox_collection"]
             if commercial
             else ["bike_rack", "mailbox_collection", "planter", "utility_cabinet"]
         )
-        placer.along(line, extras, spacing=20.0, jitter=4.0, probability=0.7)
+        placer.along(line, extras, spacing=20.0 * sparse, jitter=4.0, probability=0.7)
     for line in layout.parking_lines:
         placer.along(
             line,
@@ -274,11 +303,11 @@ def _furnish(cfg: StreetCfg, layout: Layout, placer: _Placer) -> None:
             zone="road",
         )
     for line in layout.building_lines:
-        placer.buildings(line, SHOPS if commercial or cfg.style == "intersection" else HOUSES)
+        placer.buildings(line, SHOPS if commercial or cfg.style == "intersection" else HOUSES, cfg.setback)
     if layout.plaza is not None:
         xs, ys = zip(*layout.plaza, strict=True)
         centre = np.array([(min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2])
-        placer.place(placer.asset(["fountain_tiered"]), centre, 0.0, 0.15)
+        placer.place(placer.asset(["fountain_tiered"]), centre, 0.0, cfg.curb)
         for _ in range(40):
             xy = np.array([rng.uniform(min(xs) + 2, max(xs) - 2), rng.uniform(min(ys) + 2, max(ys) - 2)])
             kind = rng.choice(["trees", "bench", "statue", "planter", "bin"], p=[0.35, 0.3, 0.05, 0.2, 0.1])
@@ -290,7 +319,7 @@ def _furnish(cfg: StreetCfg, layout: Layout, placer: _Placer) -> None:
                 "bin": ["litter_bin"],
             }[kind]
             yaw = math.atan2(*(centre - xy)[::-1])  # face the fountain
-            placer.place(placer.asset(gens), xy, yaw, 0.15)
+            placer.place(placer.asset(gens), xy, yaw, cfg.curb)
 
 
 def generate_street(cfg: StreetCfg, scene_dir: Path) -> Scene:

@@ -313,7 +313,10 @@ def run_unit(unit: EvalUnit) -> SceneResult:
 
 def _run_here(unit: EvalUnit) -> SceneResult:
     """Evaluate one unit on one torch thread; the simulator's kernels keep this process's threads
-    (their results do not depend on the thread count)."""
+    (their results do not depend on the thread count). A unit of another kind (a fixed-episode
+    ``episode_eval.EpisodesUnit``) runs itself."""
+    if not isinstance(unit, EvalUnit):
+        return unit.run()
     loaded = unit.source.load()
     with torch_threads(1):
         return evaluate_scene(

@@ -176,8 +176,13 @@ class EvalCfg:
     """Pedestrian behaviour to evaluate with (``PedestrianCfg.behaviour``); None: as the policy trained."""
     pedestrian_count: int | None = None
     """Pedestrians per environment; None: as the policy trained."""
+    episodes_file: Path | None = None
+    """Fixed episodes (JSON lines, ``urbanverse.sim.episodes``) to run instead of ``episodes`` sampled
+    ones per scene in ``scenes``: each runnable one once, the others reported; no animation."""
 
     def __post_init__(self) -> None:
+        if self.episodes_file is not None and self.scenes:
+            raise InputError("--episodes-file: give it or --scenes, not both (the file names the scenes)")
         if self.pedestrians is not None and self.pedestrians not in BEHAVIOURS:
             raise InputError(
                 f"--pedestrians: expected one of {', '.join(BEHAVIOURS)}, got {self.pedestrians!r}"
@@ -286,7 +291,9 @@ def run_evaluations(
     ``executor`` None, else on the workers of ``executor`` (``urbanverse.parallel.ExecutorCfg``); the
     results are the same either way. ``progress(units done, units)`` follows the units.
     """
+    from urbanverse.rl.episode_eval import EpisodesUnit, combine_episodes, group_by_scene, order_rows
     from urbanverse.rl.evaluate import EvalUnit, PolicySource, check_request, combine, run_units
+    from urbanverse.sim.episodes import load_episodes
 
     plans, units = [], {}
     for c, cfg in enumerate(cfgs):
@@ -299,22 +306,34 @@ def run_evaluations(
             calibration_scenes=tuple(cfg.scenes),
             calibration_seed=cfg.seed,
         )
+        episodes = load_episodes(cfg.episodes_file) if cfg.episodes_file is not None else None
         loaded = source.load()  # checks the checkpoint (and quantises) before any unit starts
-        scenes = tuple(cfg.scenes or loaded.cfg.scenes)
-        check_request(scenes, cfg.episodes)
         out = cfg.out or default_eval_dir(cfg.checkpoint)
         peds = _eval_pedestrians(cfg, loaded.cfg)
-        plans.append((cfg, loaded, scenes, out, peds))
-        for i in range(len(scenes)):
-            units[f"{c}/{i}"] = EvalUnit(source, scenes, i, cfg.episodes, cfg.seed, animate, peds)
+        if episodes is not None:
+            groups = group_by_scene(episodes)
+            scenes = tuple(scene for scene, _ in groups)
+            for i, (_, eps) in enumerate(groups):
+                units[f"{c}/{i}"] = EpisodesUnit(source, scenes, i, eps, cfg.seed, peds)
+        else:
+            scenes = tuple(cfg.scenes or loaded.cfg.scenes)
+            check_request(scenes, cfg.episodes)
+            for i in range(len(scenes)):
+                units[f"{c}/{i}"] = EvalUnit(source, scenes, i, cfg.episodes, cfg.seed, animate, peds)
+        plans.append((cfg, loaded, scenes, out, peds, episodes))
     outs = [plan[3].resolve() for plan in plans]
     if len(set(outs)) < len(outs):
         raise InputError("--out: two evaluations would write to the same folder")
     log.info("evaluating %d (checkpoint, scene) units of %d evaluation(s)", len(units), len(cfgs))
     done = run_units(units, executor, progress)
     outcomes = []
-    for c, (cfg, loaded, scenes, out, peds) in enumerate(plans):
-        results, trajs, canvas = combine([done[f"{c}/{i}"] for i in range(len(scenes))], cfg.episodes)
+    for c, (cfg, loaded, scenes, out, peds, episodes) in enumerate(plans):
+        parts = [done[f"{c}/{i}"] for i in range(len(scenes))]
+        if episodes is not None:
+            results, trajs, canvas = order_rows(combine_episodes(parts), episodes), [], None
+            results["episodes_file"] = str(cfg.episodes_file)
+        else:
+            results, trajs, canvas = combine(parts, cfg.episodes)
         results["checkpoint"] = str(cfg.checkpoint)
         results["scene_dirs"] = list(scenes)
         results["seed"] = cfg.seed
@@ -358,6 +377,18 @@ def _animated_episodes(cfg: EvalCfg) -> int:
     return cfg.animate
 
 
+def _finite_or_none(data):
+    """``data`` with NaN and infinities as None (strict JSON): the figures of a scene where no episode
+    ran (every fixed episode there blocked) are NaN."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: _finite_or_none(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_finite_or_none(v) for v in data]
+    return data
+
+
 def write_evaluation(results: dict, trajs: list, canvas, out: Path, video_format: str = "gif") -> list[Path]:
     """``results.json`` and ``results.md`` of an evaluation in ``out``, and the top-down animation of
     the recorded episodes ``trajs`` on ``canvas`` (``evaluate.EpisodeCanvas``) as
@@ -365,7 +396,7 @@ def write_evaluation(results: dict, trajs: list, canvas, out: Path, video_format
     from urbanverse.records import save_json
     from urbanverse.rl.evaluate import markdown_table
 
-    save_json(results, out / "results.json")
+    save_json(_finite_or_none(results), out / "results.json")
     (out / "results.md").write_text(markdown_table(results))
     files = [out / "results.json", out / "results.md"]
     if trajs:

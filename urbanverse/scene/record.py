@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Literal
@@ -24,6 +25,10 @@ from urbanverse.records import Vec2, Vec3, Vec4, parse_record, record, save_json
 
 SCENE_SCHEMA_VERSION = 3
 SCENE_FILE = "scene.json"
+#: What ``urbanverse gen`` leaves (alone) in the output folder of an input that failed.
+GEN_ERROR_FILE = "error.json"
+
+log = logging.getLogger(__name__)
 
 GroundType = Literal["road", "sidewalk", "crosswalk", "ramp", "terrain", "plaza"]
 BodyType = Literal["kinematic", "dynamic"]
@@ -436,15 +441,37 @@ def save_scene(scene: Scene, scene_dir: Path) -> Path:
     return path
 
 
+def _gen_error(folder: Path) -> str | None:
+    """The first line of the message in ``folder``'s gen ``error.json`` ('' without one), or None
+    when there is no such file."""
+    path = folder / GEN_ERROR_FILE
+    if not path.is_file():
+        return None
+    try:
+        message = json.loads(path.read_text()).get("error")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return str(message).strip().splitlines()[0] if message else ""
+
+
 def find_scene_dirs(paths, where: str) -> tuple[str, ...]:
     """Scene folders from ``paths``: each is a scene folder (holds scene.json) or a folder of them;
-    ``where`` names the option or variable in the error when a path holds neither."""
+    ``where`` names the option or variable in the error when a path holds neither. Sub-folders where
+    ``urbanverse gen`` failed (an ``error.json``, no scene.json) are skipped with a warning each."""
     out: list[str] = []
     for p in map(Path, paths):
         if (p / SCENE_FILE).is_file():
             out.append(str(p))
         elif p.is_dir():
-            found = sorted(str(d) for d in p.iterdir() if (d / SCENE_FILE).is_file())
+            error = _gen_error(p)
+            if error is not None:
+                raise InputError(f"{where}: {p} is a failed gen output ({GEN_ERROR_FILE}: {error or '?'})")
+            subdirs = sorted(d for d in p.iterdir() if d.is_dir())
+            found = [str(d) for d in subdirs if (d / SCENE_FILE).is_file()]
+            for d in subdirs:
+                error = None if (d / SCENE_FILE).is_file() else _gen_error(d)
+                if error is not None:
+                    log.warning("%s: skipping %s: gen failed there (%s)", where, d, error or GEN_ERROR_FILE)
             if not found:
                 raise InputError(f"{where}: {p} holds no {SCENE_FILE} and no scene folders")
             out.extend(found)

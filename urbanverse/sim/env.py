@@ -10,15 +10,24 @@ where episodes ended) holds ``reward/<term>`` episode sums, ``metrics/<name>`` m
 episodes that ended, and ``episode/length``; on those steps ``extras["episode_metrics"]`` (K, 4)
 float64 holds each finished episode's values in ``metrics.METRIC_NAMES`` order and
 ``extras["episode_scene"]`` (K,) its scene index (into ``scene_names``), for evaluation.
+
+Fixed episodes (``NavVecEnv(cfg, episodes=...)``, ``urbanverse.sim.episodes``): each environment
+works through its share of the ``ok`` ones (``episode_queues``: environment ``i`` runs runnable
+episodes ``i, i + N, ...`` in order) with the episode's start pose, goal and time limit instead of
+sampling; once its queue is done it samples episodes as usual. ``plan`` holds every episode's status.
+On steps where episodes end, ``extras["episode_index"]`` (K,) int64 gives each finished episode's
+index in the episode list (-1: a sampled one) and ``extras["episode_steps"]`` (K,) its length in steps.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import torch
 
 from urbanverse.sim.env_cfg import NavEnvCfg
+from urbanverse.sim.episodes import Episode, EpisodePlan, load_episode_world
 from urbanverse.sim.metrics import METRIC_NAMES, NavMetrics
 from urbanverse.sim.pedestrians import Pedestrians
 from urbanverse.sim.robots import Robot
@@ -40,12 +49,18 @@ class NavVecEnv:
 
     render_mode = None
 
-    def __init__(self, cfg: NavEnvCfg):
+    def __init__(self, cfg: NavEnvCfg, episodes: Sequence[Episode] | None = None):
         self.cfg = cfg
         self.device = cfg.device
         self.num_envs = n = cfg.num_envs
         rc = cfg.robot_cfg
-        self.world = load_world_batch(cfg.scene_dirs, cfg.world, cfg.task, rc, cfg.device)
+        self.plan: EpisodePlan | None = None
+        if episodes is None:
+            self.world = load_world_batch(cfg.scene_dirs, cfg.world, cfg.task, rc, cfg.device)
+        else:
+            self.world, self.plan = load_episode_world(
+                cfg.scene_dirs, cfg.world, cfg.task, rc, cfg.device, episodes
+            )
         self.scene_names = _unique(self.world.names)
         self.robot = Robot(rc, n, cfg.device)
         self.lidar = (
@@ -90,6 +105,9 @@ class NavVecEnv:
         self.episode_sums = torch.zeros(n, len(self.reward_weights), device=cfg.device)  # (N, T) per term
         self.generator = torch.Generator(device=cfg.device)
         self.obs = torch.zeros(n, self.num_obs, device=cfg.device)
+        self.episode_limit = torch.full((n,), self.max_episode_length, dtype=torch.long, device=cfg.device)
+        if self.plan is not None:
+            self._init_plan(self.plan)
         self.reset(seed=cfg.seed)
 
     # ------------------------------------------------------------------ public interface
@@ -103,6 +121,8 @@ class NavVecEnv:
             self.seed(seed)
         self.episode_count.zero_()
         self.scene = torch.arange(self.num_envs, device=self.device) % self.world.num_scenes
+        if self.plan is not None:
+            self._queue_pos = [0] * self.num_envs  # each environment's plan starts over
         self._reset_idx(torch.arange(self.num_envs, device=self.device), advance=False)
         return self.obs, {"observations": {"policy": self.obs}}
 
@@ -136,7 +156,7 @@ class NavVecEnv:
         success = dist < cfg.task.success_radius
         collision = r.data.contact
         terminated = success | (collision & cfg.task.terminate_on_collision)
-        time_outs = (self.episode_length >= self.max_episode_length) & ~terminated
+        time_outs = (self.episode_length >= self.episode_limit) & ~terminated
         dones = terminated | time_outs
         state = TaskState(
             goal_distance=dist,
@@ -163,6 +183,9 @@ class NavVecEnv:
             extras["final_obs"] = self.obs[done_ids].clone()
             extras["final_env_ids"] = done_ids
             extras["episode_scene"] = self.scene[done_ids].clone()
+            if self.plan is not None:
+                extras["episode_index"] = self.episode_index[done_ids].clone()
+                extras["episode_steps"] = self.episode_length[done_ids].clone()
             extras["log"] = self._finish_episodes(done_ids, success, geo)
             extras["episode_metrics"] = self._episode_values
             self._reset_idx(done_ids, advance=True)
@@ -195,6 +218,8 @@ class NavVecEnv:
         scene = self.scene[ids]
         goal, goal_xy, spawn = world.sample_goal_and_spawn(scene, self.generator)
         yaw = (torch.rand(ids.numel(), generator=self.generator, device=self.device) * 2 - 1) * torch.pi
+        if self.plan is not None:
+            scene, goal, goal_xy, spawn, yaw = self._planned(ids, scene, goal, goal_xy, spawn, yaw)
         self.goal[ids], self.goal_xy[ids] = goal, goal_xy
         self.robot.reset(ids, world, scene, spawn, yaw)
         geo = world.geodesic_distance(scene, goal, spawn)
@@ -204,6 +229,42 @@ class NavVecEnv:
         self.episode_sums[ids] = 0.0
         self.peds.reset(ids, world, scene, spawn, self.generator)
         self._compute_obs(ids)
+
+    def _init_plan(self, plan: EpisodePlan) -> None:
+        """Queues of the runnable episodes of ``plan`` (environment ``i``: runnable ``i::N``) and their
+        tensors: scene, goal index, start pose (E, 3) and time limit per episode."""
+        dev, n = self.device, self.num_envs
+        runnable = plan.runnable
+        self.episode_queues = [runnable[i::n] for i in range(n)]  # episode indices, per environment
+        self._queue_pos = [0] * n
+        self.episode_index = torch.full((n,), -1, dtype=torch.long, device=dev)
+        self._plan_scene = torch.as_tensor(plan.scene, device=dev)
+        self._plan_goal = torch.as_tensor(plan.goal, device=dev)
+        self._plan_start = torch.tensor([e.start for e in plan.episodes], dtype=torch.float32, device=dev)
+        limits = [e.max_steps or self.max_episode_length for e in plan.episodes]
+        self._plan_limit = torch.tensor(limits, dtype=torch.long, device=dev)
+
+    def _planned(self, ids, scene, goal, goal_xy, spawn, yaw):
+        """The sampled (scene, goal, goal_xy, spawn, yaw) of ``ids`` with the next planned episode of
+        every environment whose queue is not done; sets ``episode_index`` and ``episode_limit``."""
+        nxt = []
+        for i in ids.tolist():
+            queue, pos = self.episode_queues[i], self._queue_pos[i]
+            nxt.append(queue[pos] if pos < len(queue) else -1)
+            self._queue_pos[i] = min(pos + 1, len(queue))
+        e = torch.tensor(nxt, dtype=torch.long, device=self.device)
+        self.episode_index[ids] = e
+        self.episode_limit[ids] = self.max_episode_length
+        rows = (e >= 0).nonzero().squeeze(-1)
+        if rows.numel():
+            ep = e[rows]
+            scene, goal, goal_xy, spawn, yaw = (t.clone() for t in (scene, goal, goal_xy, spawn, yaw))
+            scene[rows], goal[rows] = self._plan_scene[ep], self._plan_goal[ep]
+            goal_xy[rows] = self.world.goal_xy[scene[rows], goal[rows]]
+            spawn[rows], yaw[rows] = self._plan_start[ep, :2], self._plan_start[ep, 2]
+            self.scene[ids] = scene
+            self.episode_limit[ids[rows]] = self._plan_limit[ep]
+        return scene, goal, goal_xy, spawn, yaw
 
     def _compute_obs(self, ids: torch.Tensor | None) -> None:
         """Update sensors and ``self.obs`` for ``ids`` (all environments when None)."""

@@ -60,6 +60,8 @@ class GoalFields:
     ``goals_xy`` (G, 2) m, world; ``distance`` (G, Hc, Wc) float32 geodesic metres (inf where
     unreachable); ``spawn_cells`` (G, S) int32 flat coarse-cell indices of valid spawns per goal,
     padded with -1, ``spawn_count`` (G,) how many are valid; ``traversable`` (Hc, Wc) bool.
+    Random goals and spawns are drawn from the first ``candidates`` goals (None: all of them); the
+    goals after those are fixed ones (``with_goals``), which may have no spawn cell in range.
     """
 
     resolution: float
@@ -69,6 +71,7 @@ class GoalFields:
     spawn_cells: np.ndarray
     spawn_count: np.ndarray
     traversable: np.ndarray
+    candidates: int | None = None
 
 
 def _clearance(world: CompiledWorld, max_step: float) -> np.ndarray:
@@ -93,6 +96,44 @@ def _coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> tuple[np.ndarray
     sdf = _clearance(world, spec.max_step)[np.ix_(iy, ix)]
     height = world.ground_height[np.ix_(iy, ix)]
     return walk & rules.has_margin(sdf, rules.clearance_limit(spec.clearance)), height, sdf
+
+
+@dataclass(frozen=True, kw_only=True)
+class CoarseGrid:
+    """The coarse grid of one scene for one robot: ``traversable`` (Hc, Wc) bool (where its centre
+    may be), ``spawnable`` (Hc, Wc) bool (where it may start with any yaw: ``spawn_clearance`` free
+    around it), ground ``height`` (Hc, Wc) float32 m; cell ``(i, j)`` spans
+    ``origin + (j, i) * resolution`` to ``origin + (j + 1, i + 1) * resolution``."""
+
+    resolution: float
+    origin: tuple[float, float]
+    traversable: np.ndarray
+    spawnable: np.ndarray
+    height: np.ndarray
+
+    def cells(self, xy: np.ndarray) -> np.ndarray:
+        """Flat indices (K,) int64 of the cells holding points ``xy`` (K, 2) m; -1 off the grid."""
+        hc, wc = self.traversable.shape
+        rel = (np.asarray(xy, dtype=np.float64).reshape(-1, 2) - np.asarray(self.origin)) / self.resolution
+        ij = np.floor(rel).astype(np.int64)
+        inside = (ij[:, 0] >= 0) & (ij[:, 0] < wc) & (ij[:, 1] >= 0) & (ij[:, 1] < hc)
+        return np.where(inside, ij[:, 1] * wc + ij[:, 0], -1)
+
+    def centres(self, cells: np.ndarray) -> np.ndarray:
+        """World xy (K, 2) float32 m of the centres of flat cells ``cells`` (K,)."""
+        cells = np.asarray(cells)
+        wc = self.traversable.shape[1]
+        ij = np.stack([cells % wc, cells // wc], axis=1)
+        return (np.asarray(self.origin) + (ij + 0.5) * self.resolution).astype(np.float32)
+
+
+def coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> CoarseGrid:
+    """The ``CoarseGrid`` of ``world`` under ``spec``'s clearances and climb limit."""
+    trav, height, sdf = _coarse_grid(world, spec)
+    spawnable = trav & rules.has_margin(sdf, rules.clearance_limit(spec.spawn_clearance))
+    return CoarseGrid(
+        resolution=spec.resolution, origin=world.origin, traversable=trav, spawnable=spawnable, height=height
+    )
 
 
 def grid_graph(traversable: np.ndarray, height: np.ndarray, res: float, max_step: float) -> csr_matrix:
@@ -123,6 +164,28 @@ def _fields_key(world: CompiledWorld, spec: GoalFieldsSpec) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
+def distance_fields(grid: CoarseGrid, max_step: float, cells: np.ndarray) -> np.ndarray:
+    """Geodesic distance (m, float64) from each flat cell of ``cells`` (K,) to every cell: (K, Hc * Wc),
+    inf where unreachable (Dijkstra on ``grid_graph``). A source off the grid (-1) reaches nothing."""
+    cells = np.asarray(cells, dtype=np.int64)
+    out = np.full((cells.size, grid.traversable.size), np.inf)
+    ok = cells >= 0
+    if ok.any():
+        graph = grid_graph(grid.traversable, grid.height, grid.resolution, max_step)
+        out[ok] = dijkstra(graph, directed=False, indices=cells[ok])
+    return out
+
+
+def _spawn_table(spawn_ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``spawn_cells`` (G, S) int32 padded with -1 and ``spawn_count`` (G,) int32 from a (G, cells) mask."""
+    counts = spawn_ok.sum(axis=1)
+    spawn_cells = np.full((spawn_ok.shape[0], max(1, int(counts.max(initial=0)))), -1, dtype=np.int32)
+    for row in range(spawn_ok.shape[0]):
+        cells = np.flatnonzero(spawn_ok[row])
+        spawn_cells[row, : cells.size] = cells
+    return spawn_cells, counts.astype(np.int32)
+
+
 def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool = True) -> GoalFields:
     """Pick goal candidates and compute their geodesic fields (cached beside the world grids).
 
@@ -137,8 +200,8 @@ def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool 
                 origin=world.origin,
                 **{k: d[k] for k in ("goals_xy", "distance", "spawn_cells", "spawn_count", "traversable")},
             )
-    trav, height, sdf = _coarse_grid(world, spec)
-    spawnable = trav & rules.has_margin(sdf, rules.clearance_limit(spec.spawn_clearance))
+    grid = coarse_grid(world, spec)
+    trav, spawnable = grid.traversable, grid.spawnable
     candidates = np.flatnonzero(spawnable)
     if candidates.size == 0:
         raise InputError(
@@ -147,7 +210,7 @@ def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool 
         )
     rng = np.random.default_rng(spec.seed)
     picks = rng.choice(candidates, size=min(4 * spec.num_goals, candidates.size), replace=False)
-    dist = dijkstra(grid_graph(trav, height, spec.resolution, spec.max_step), directed=False, indices=picks)
+    dist = distance_fields(grid, spec.max_step, picks)
     spawn_ok = (dist >= spec.min_distance) & (dist <= spec.max_distance) & spawnable.ravel()[None]
     keep = np.flatnonzero(spawn_ok.any(axis=1))[: spec.num_goals]
     if keep.size == 0:
@@ -155,20 +218,14 @@ def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool 
             f"scene {world.name!r}: no goal is reachable from a spawn at geodesic distance "
             f"[{spec.min_distance}, {spec.max_distance}] m; lower min_distance or check connectivity"
         )
-    counts = spawn_ok[keep].sum(axis=1)
-    spawn_cells = np.full((keep.size, int(counts.max())), -1, dtype=np.int32)
-    for row, g in enumerate(keep):
-        cells = np.flatnonzero(spawn_ok[g])
-        spawn_cells[row, : cells.size] = cells
-    wc = trav.shape[1]
-    goal_ij = np.stack([picks[keep] % wc, picks[keep] // wc], axis=1)
+    spawn_cells, counts = _spawn_table(spawn_ok[keep])
     fields = GoalFields(
         resolution=spec.resolution,
         origin=world.origin,
-        goals_xy=(np.asarray(world.origin) + (goal_ij + 0.5) * spec.resolution).astype(np.float32),
+        goals_xy=grid.centres(picks[keep]),
         distance=dist[keep].reshape(keep.size, *trav.shape).astype(np.float32),
         spawn_cells=spawn_cells,
-        spawn_count=counts.astype(np.int32),
+        spawn_count=counts,
         traversable=trav,
     )
     if cache:
@@ -180,3 +237,35 @@ def compute_goal_fields(world: CompiledWorld, spec: GoalFieldsSpec, cache: bool 
             },
         )
     return fields
+
+
+def with_goals(
+    fields: GoalFields, grid: CoarseGrid, spec: GoalFieldsSpec, goals_xy: np.ndarray
+) -> GoalFields:
+    """``fields`` with the goals ``goals_xy`` (E, 2) m appended: exactly these points, each one's field
+    run from the coarse cell holding it (a goal on a blocked cell or off the grid reaches nothing).
+    The original goals stay first and remain the only ``candidates`` of random draws, so sampled
+    spawns (the robot's, the pedestrians') are as before; an appended goal's spawn cells are the
+    spawnable cells within ``spec``'s distance range of it (possibly none)."""
+    goals_xy = np.asarray(goals_xy, dtype=np.float32).reshape(-1, 2)
+    unique, inverse = np.unique(grid.cells(goals_xy), return_inverse=True)
+    dist = distance_fields(grid, spec.max_step, unique)[inverse.ravel()]
+    spawn_ok = (dist >= spec.min_distance) & (dist <= spec.max_distance) & grid.spawnable.ravel()[None]
+    new_cells, new_count = _spawn_table(spawn_ok)
+    width = max(fields.spawn_cells.shape[1], new_cells.shape[1])
+
+    def pad(a: np.ndarray) -> np.ndarray:
+        return np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1)
+
+    return GoalFields(
+        resolution=fields.resolution,
+        origin=fields.origin,
+        goals_xy=np.concatenate([fields.goals_xy, goals_xy]),
+        distance=np.concatenate(
+            [fields.distance, dist.reshape(-1, *grid.traversable.shape).astype(np.float32)]
+        ),
+        spawn_cells=np.concatenate([pad(fields.spawn_cells), pad(new_cells)]),
+        spawn_count=np.concatenate([fields.spawn_count, new_count]),
+        traversable=fields.traversable,
+        candidates=len(fields.goals_xy) if fields.candidates is None else fields.candidates,
+    )

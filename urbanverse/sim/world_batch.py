@@ -37,6 +37,7 @@ class WorldBatch:
 
     Attributes: ``sdf``, ``ground_height``, ``surface_height`` (M, H, W) float32 m; ``walkable``
     (M, H, W) bool; ``origin`` (M, 2) m; ``goal_xy`` (M, G, 2) m; ``goal_count`` (M,);
+    ``candidate_count`` (M,) the goals random draws pick from (the first ones; ``GoalFields.candidates``);
     ``geodesic`` (M, G, Hc, Wc) float32 m (inf: unreachable); ``spawn_cells`` (M, G, S) int64;
     ``spawn_count`` (M, G); ``people``: the people seen in each scene (``ScenePeople``), or None.
     """
@@ -73,6 +74,9 @@ class WorldBatch:
         self.shape = tuple(self.sdf.shape[1:])
         g_max = max(len(g.goals_xy) for g in goals)
         self.goal_count = torch.tensor([len(g.goals_xy) for g in goals], device=device)
+        self.candidate_count = torch.tensor(
+            [len(g.goals_xy) if g.candidates is None else g.candidates for g in goals], device=device
+        )
         self.goal_xy = pad_stack([g.goals_xy for g in goals], 0.0, torch.float32, device)[:, :g_max]
         dist = [np.moveaxis(g.distance, 0, -1) for g in goals]  # (Hc, Wc, G) so pad_stack pads rows/cols
         self.geodesic = pad_stack(dist, float("inf"), torch.float32, device).movedim(-1, 1).contiguous()
@@ -215,9 +219,10 @@ class WorldBatch:
     def sample_goal_and_spawn(
         self, scene: torch.Tensor, generator: torch.Generator
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """A uniform goal, then a uniform valid spawn cell: goal (K,), goal and spawn xy (K, 2) m."""
+        """A uniform goal candidate, then a uniform valid spawn cell: goal (K,), goal, spawn xy (K, 2) m."""
         u = torch.rand((scene.numel(), 2), generator=generator, device=scene.device)
-        goal = (u[:, 0] * self.goal_count[scene]).long().clamp_max(self.goal_count[scene] - 1)
+        n = self.candidate_count[scene]
+        goal = (u[:, 0] * n).long().clamp_max(n - 1)
         count = self.spawn_count[scene, goal]
         slot = (u[:, 1] * count).long().clamp_max(count - 1)
         cell = self.spawn_cells[scene, goal, slot]

@@ -21,7 +21,15 @@ def load_world_batch(
     cached on disk) into one ``WorldBatch`` on ``device``, with the people seen in each scene
     (``ScenePeople``): what the batched environment and the Isaac Lab task step, sample and observe on."""
     worlds = [compile_world(d, world_cfg) for d in scene_dirs]
-    spec = GoalFieldsSpec(
+    spec = goal_spec(task, robot)
+    goals = [compute_goal_fields(w, spec, cache=world_cfg.cache) for w in worlds]
+    people = ScenePeople([load_scene(Path(d)) for d in scene_dirs], device)
+    return WorldBatch(worlds, goals, device, people)
+
+
+def goal_spec(task: PointNavCfg, robot: RobotCfg) -> GoalFieldsSpec:
+    """The ``GoalFieldsSpec`` of ``robot`` under ``task``'s goal rules (what ``load_world_batch`` uses)."""
+    return GoalFieldsSpec(
         resolution=task.geodesic_resolution,
         clearance=robot.radius,
         spawn_clearance=robot.circumradius,
@@ -30,6 +38,3 @@ def load_world_batch(
         min_distance=task.min_goal_distance,
         max_distance=task.max_goal_distance,
     )
-    goals = [compute_goal_fields(w, spec, cache=world_cfg.cache) for w in worlds]
-    people = ScenePeople([load_scene(Path(d)) for d in scene_dirs], device)
-    return WorldBatch(worlds, goals, device, people)

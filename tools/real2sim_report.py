@@ -1,0 +1,171 @@
+"""Tables, plots and ``docs/real2sim.json`` of the real-to-sim experiment (``tools/exp_real2sim.py``)."""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from urbanverse.bench.real2sim import aggregate, fits, scene_statistics
+from urbanverse.procgen.city import OLD_TOWN, PROCGEN_DEFAULT
+
+COLOURS = {"procedural": "tab:blue", "video": "tab:green", "oracle": "tab:gray"}
+STAT_LABELS = {
+    "walkable_m2": "free walkable ground (m²)",
+    "drivable_share": "share of it the robot may drive",
+    "clearance_p50_m": "median clearance on it (m)",
+    "objects_per_100m2": "objects per 100 m² walkable",
+    "goal_reach_m": "median goal-to-spawn geodesic (m)",
+}
+
+
+def _stats(dirs: list[str], cache_file: Path) -> list[dict]:
+    """Each scene's statistics, cached in ``cache_file`` by folder."""
+    cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
+    for d in dirs:
+        if d not in cache:
+            cache[d] = scene_statistics(d)
+    cache_file.write_text(json.dumps(cache, indent=1) + "\n")
+    return [cache[d] for d in dirs]
+
+
+def plot_arms(arms: dict, fitted: dict, title: str, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    panels = (("success_rate", "success rate (%)", 100), ("spl", "SPL (x100)", 100),
+              ("collisions_per_episode", "collisions per episode", 1))  # fmt: skip
+    for ax, (key, label, scale) in zip(axes, panels, strict=True):
+        for arm, points in arms.items():
+            c = COLOURS.get(arm, "tab:red")
+            ks = np.array([p["k"] for p in points], dtype=float)
+            mean = np.array([p[key]["mean"] for p in points]) * scale
+            half = np.nan_to_num(np.array([p[key]["ci95"] for p in points]) * scale)
+            ax.errorbar(ks, mean, yerr=half, fmt="o-", color=c, capsize=4, label=f"{arm} (mean, 95 % CI)")
+            for p in points:
+                ax.scatter([p["k"]] * len(p[key]["values"]), np.array(p[key]["values"]) * scale,
+                           color=c, alpha=0.35, s=12)  # fmt: skip
+            fit = fitted.get(arm) if key == "success_rate" else None
+            if fit:
+                grid = np.geomspace(ks.min(), ks.max(), 50)
+                ax.plot(grid, 100 * fit["a"] * grid ** fit["b"], "--", color=c, alpha=0.6,
+                        label=f"{arm} fit {100 * fit['a']:.1f}% K^{fit['b']:.2f}")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_xticks([p["k"] for p in next(iter(arms.values()))])
+        ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xlabel("training scenes K (log scale)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def plot_cities(groups: dict[str, list[dict]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(STAT_LABELS), figsize=(18, 4))
+    names = list(groups)
+    for ax, (key, label) in zip(axes, STAT_LABELS.items(), strict=True):
+        data = [[s[key] for s in groups[n]] for n in names]
+        ax.boxplot(data, showmeans=True)
+        ax.set_xticks(range(1, len(names) + 1), [n.replace(" ", "\n") for n in names], fontsize=8)
+        ax.set_title(label, fontsize=9)
+        ax.grid(alpha=0.3, axis="y")
+    fig.suptitle("What a wheeled robot meets in each set of scenes (measured on its training grids)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
+def _fmt(m: dict, scale: float = 100, digits: int = 1, unit: str = " %") -> str:
+    if math.isnan(m["ci95"]):
+        return f"{scale * m['mean']:.{digits}f}{unit}"
+    return f"{scale * m['mean']:.{digits}f} ± {scale * m['ci95']:.{digits}f}{unit}"
+
+
+def _median_stats(stats: list[dict]) -> dict[str, float]:
+    return {k: float(np.median([s[k] for s in stats])) for k in STAT_LABELS} if stats else {}
+
+
+def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args, seconds: float) -> None:
+    """Write the JSON and plots to ``args.docs`` and print the tables."""
+    arms = aggregate(units)
+    arms = {a: arms[a] for a in ("procedural", "video", "oracle") if a in arms}
+    fitted = fits(arms)
+    cache = args.work / "scene_stats.json"
+    groups = {f"{arm} train": _stats(pools[arm], cache) for arm in ("procedural", "video", "oracle")
+              if arm in pools}  # fmt: skip
+    groups["target test"] = _stats(test, cache)
+    label = "with route waypoint" if args.waypoint else "goal + LiDAR, no route waypoint"
+    suffix = "_waypoint" if args.waypoint else ""
+    docs = Path(args.docs)
+    docs.mkdir(parents=True, exist_ok=True)
+    episodes = units[0]["overall"]["episodes"] if units else 0
+    title = (
+        f"real-to-sim transfer: wheeled LiDAR MLP ({label}), {args.steps / 1e6:g} M env-steps per "
+        f"policy, {len(args.seeds)} seeds;\ntest: {len(test)} old-town streets, {episodes} fixed episodes"
+    )
+    if arms:
+        plot_arms(arms, fitted, title, docs / f"real2sim{suffix}.png")
+    plot_cities(groups, docs / f"real2sim_cities{suffix}.png")
+    per_scene = []
+    for video in pools.get("video", []):  # gen folders are named after their tours: tour_<street>
+        i = int(Path(video).name.split("_")[-1])
+        truth = pools["oracle"][i]
+        t, v = _stats([truth], cache)[0], _stats([video], cache)[0]
+        per_scene.append({"street": i, "truth": truth, "video": video, "truth_stats": t, "video_stats": v})
+    doc = {
+        "observations": label,
+        "steps_per_policy": args.steps,
+        "seeds": args.seeds,
+        "ks": args.ks,
+        "test_streets": test,
+        "test_episodes": episodes,
+        "machine": f"{platform.machine()}, CPU only",
+        "wall_minutes": seconds / 60,
+        "cities": {"target": dict(OLD_TOWN.rows()), "procedural": dict(PROCGEN_DEFAULT.rows())},
+        "arms": arms,
+        "power_law_fit": fitted,
+        "scene_statistics_median": {n: _median_stats(s) for n, s in groups.items()},
+        "video_vs_truth": per_scene,
+        "units": units,
+    }
+    (docs / f"real2sim{suffix}.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"\n## {title}\n")
+    print("| arm | K | success | SPL | collisions / episode | route completion | train min |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for arm, points in arms.items():
+        for p in points:
+            print(f"| {arm} | {p['k']} | {_fmt(p['success_rate'])} | {_fmt(p['spl'], 1, 3, '')} | "
+                  f"{_fmt(p['collisions_per_episode'], 1, 2, '')} | {_fmt(p['route_completion'])} | "
+                  f"{p['train_minutes']:.1f} |")  # fmt: skip
+    print(f"\npower laws (success = a K^b): {json.dumps(fitted)}")
+    print("\n| scenes | " + " | ".join(STAT_LABELS.values()) + " |")
+    print("|---|" + "---:|" * len(STAT_LABELS))
+    for name, stats in groups.items():
+        med = _median_stats(stats)
+        print(
+            f"| {name} (median of {len(stats)}) | " + " | ".join(f"{med[k]:.2f}" for k in STAT_LABELS) + " |"
+        )
+    if per_scene:
+        columns = ("walkable m²", "objects per 100 m²", "drivable share")
+        print("\n| street | " + " | ".join(f"{c} truth / video" for c in columns) + " |")
+        print("|---:|---:|---:|---:|")
+        for r in per_scene:
+            t, v = r["truth_stats"], r["video_stats"]
+            print(f"| {r['street']} | {t['walkable_m2']:.0f} / {v['walkable_m2']:.0f} | "
+                  f"{t['objects_per_100m2']:.2f} / {v['objects_per_100m2']:.2f} | "
+                  f"{t['drivable_share']:.2f} / {v['drivable_share']:.2f} |")  # fmt: skip
+    print(f"\nwall time {seconds / 60:.1f} min; wrote real2sim{suffix}.json, .png and _cities.png in {docs}")

@@ -24,7 +24,7 @@ stopped when started again (a half-trained policy resumes from its last checkpoi
 ``docs/real2sim_cities.png`` (the two cities and the video scenes side by side, as the robot meets
 them: :func:`urbanverse.bench.real2sim.scene_statistics`), and prints the tables.
 
-Run: ``python tools/exp_real2sim.py [--ks 1 4 16] [--seeds 0 1 2] [--steps 1000000] [--work DIR]``;
+Run: ``python tools/exp_real2sim.py [--ks 1 4 16] [--seeds 0 1 2] [--steps 2000000] [--jobs 2] [--work DIR]``;
 ``--report`` redraws from what is on disk.
 """
 
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -124,40 +125,57 @@ def train_unit(scenes: list[str], unit_dir: Path, settings: list[str], seed: int
     return runner.run_dir
 
 
-def run_unit(arm: str, k: int, seed: int, scenes: list[str], episodes: list, args, settings) -> dict:
-    """Train and evaluate one (arm, K, seed), or read its kept result."""
+def run_unit(unit: dict) -> dict:
+    """Train and evaluate one (arm, K, seed) in its folder (``unit``: arm, k, seed, scenes, episodes,
+    dir, settings, threads), or read its kept result. Module-level: it runs on worker processes."""
     from urbanverse.rl.episode_eval import evaluate_episodes
     from urbanverse.rl.evaluate import load_policy
+    from urbanverse.threads import numba_threads
 
-    unit_dir = args.work / "units" / f"{arm}-K{k}-s{seed}"
+    unit_dir = Path(unit["dir"])
     result_file = unit_dir / RESULT
     if result_file.is_file():
         return json.loads(result_file.read_text())
-    tag = f"r2s-{arm}-K{k}"
+    arm, k, seed = unit["arm"], unit["k"], unit["seed"]
     t0 = time.perf_counter()
-    run_dir = train_unit(scenes, unit_dir, settings, seed, tag)
-    loaded = load_policy(run_dir)
-    t1 = time.perf_counter()
-    results = evaluate_episodes(loaded, episodes, seed=1)
-    unit = {
+    with numba_threads(unit["threads"]):
+        run_dir = train_unit(unit["scenes"], unit_dir, unit["settings"], seed, f"r2s-{arm}-K{k}")
+        loaded = load_policy(run_dir)
+        t1 = time.perf_counter()
+        results = evaluate_episodes(loaded, unit["episodes"], seed=1)
+    out = {
         "arm": arm,
         "k": k,
         "seed": seed,
-        "scenes": scenes,
+        "scenes": unit["scenes"],
         "run": str(run_dir),
         "train_minutes": loaded.meta["wall_s"] / 60,
         "env_steps": loaded.meta["env_steps"],
         "eval_s": time.perf_counter() - t1,
         "overall": results["overall"],
         "skipped": results.get("skipped", {}),
+        "episodes": results["episodes"],
     }
-    result_file.write_text(json.dumps(unit, indent=2) + "\n")
+    result_file.write_text(json.dumps(out, indent=2) + "\n")
     o = results["overall"]
     log(
         f"{arm} K={k} seed {seed}: success {100 * o['success_rate']:.1f} %, SPL {o['spl']:.3f}, "
         f"collisions {o['collisions_per_episode']:.2f} ({time.perf_counter() - t0:.0f} s)"
     )
-    return unit
+    return out
+
+
+def run_units(units: list[dict], jobs: int) -> list[dict]:
+    """Every unit, ``jobs`` at a time on worker processes (each with cores / jobs simulator threads)."""
+    from urbanverse.parallel import ExecutorCfg, run_tasks
+
+    items = {Path(u["dir"]).name: u for u in units}
+    results = {}
+    for res in run_tasks(run_unit, items, ExecutorCfg(jobs=jobs)):
+        if not res.ok:
+            raise SystemExit(f"{res.key}: {res.error}; rerun the same command to resume")
+        results[res.key] = res.value
+    return [results[key] for key in items]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -165,11 +183,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 4, 16], help="training scenes per arm")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds")
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
-    parser.add_argument("--steps", type=int, default=1_000_000, help="env-steps per policy (all arms)")
+    parser.add_argument("--steps", type=int, default=2_000_000, help="env-steps per policy (all arms)")
     parser.add_argument("--test-streets", type=int, default=8)
     parser.add_argument("--episodes-per-street", type=int, default=20)
     parser.add_argument("--tour-seconds", type=float, default=30.0)
     parser.add_argument("--waypoint", action="store_true", help="observe the route waypoint (labelled)")
+    parser.add_argument("--jobs", type=int, default=2, help="policies trained at once (worker processes)")
     parser.add_argument("--work", type=Path, default=REPO / "out" / "real2sim")
     parser.add_argument("--docs", type=Path, default=REPO / "docs")
     parser.add_argument("--report", action="store_true", help="only redraw from the kept results")
@@ -205,16 +224,19 @@ def main() -> None:
         "save_interval=20",
         f"env.task.route_waypoint_m={1.0 if args.waypoint else 0.0}",
     ]
-    units = []
-    if not args.report:
-        for seed in args.seeds:  # seed-major: an interrupted run has every arm at its first seeds
-            for k in args.ks:
-                for arm in args.arms:
-                    scenes = pools[arm][:k]
-                    if scenes:
-                        units.append(run_unit(arm, k, seed, scenes, episodes, args, settings))
-    else:
+    if args.report:
         units = [json.loads(p.read_text()) for p in sorted((args.work / "units").glob(f"*/{RESULT}"))]
+    else:
+        threads = max(1, (os.cpu_count() or 1) // args.jobs)
+        shared = {"episodes": episodes, "settings": settings, "threads": threads}
+        todo = [
+            {"arm": arm, "k": k, "seed": seed, "scenes": pools[arm][:k], **shared,
+             "dir": str(args.work / "units" / f"{arm}-K{k}-s{seed}")}
+            for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
+            for k in args.ks
+            for arm in args.arms
+        ]  # fmt: skip
+        units = run_units(todo, args.jobs)
     report(units, pools, test, args, time.perf_counter() - t_start)
 
 

@@ -7,19 +7,22 @@ budget of environment steps, then evaluates deterministically on the same held-o
 procedural streets (seeds 100..). Arms:
 
 - ``procedural``: ``urbanverse procgen`` streets (seeds 0.., styles in turn);
-- ``generated``: scene folders given with ``--generated DIR`` (e.g. ``urbanverse gen`` output),
-  the first N of them (sorted) per point; skipped when not given.
+- ``video``: scene folders given with ``--video DIR`` (``urbanverse gen`` output: a batch's folder;
+  inputs that failed, with ``error.json``, are skipped with a warning), the first N of them (sorted)
+  per point; skipped when not given.
+
+``tools/exp_real2sim.py`` is the full transfer experiment (a target city, its videos, seeds,
+intervals and fixed test episodes); this tool is the quick look on procedural held-out streets.
 
 Writes ``docs/scene_scaling.png`` (success and SPL against layouts, log x axis, with a fitted
 power law ``success = a * N^b``) and ``docs/scene_scaling.json``, and prints a Markdown table.
-Run: ``python tools/exp_scene_scaling.py [--layouts 1 4 16] [--steps 3000000] [--generated DIR]``.
+Run: ``python tools/exp_scene_scaling.py [--layouts 1 4 16] [--steps 3000000] [--video DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -27,19 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import BENCH_SETTINGS, REPO, procedural_scenes, train_and_eval  # noqa: E402
 
-
-def power_law(ns: list[int], ys: list[float]) -> tuple[float, float] | None:
-    """Least-squares ``y = a * n^b`` in log-log space over points with y > 0; None if under 2 points."""
-    pts = [(math.log(n), math.log(y)) for n, y in zip(ns, ys, strict=True) if y > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(p[0] for p in pts) / len(pts)
-    my = sum(p[1] for p in pts) / len(pts)
-    sxx = sum((p[0] - mx) ** 2 for p in pts)
-    if sxx == 0:
-        return None
-    b = sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
-    return math.exp(my - b * mx), b
+from urbanverse.bench.real2sim import power_law  # noqa: E402
 
 
 def plot(results: dict, out: Path) -> Path:
@@ -49,7 +40,7 @@ def plot(results: dict, out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for arm, colour in (("procedural", "tab:blue"), ("generated", "tab:green")):
+    for arm, colour in (("procedural", "tab:blue"), ("video", "tab:green")):
         pts = results["arms"].get(arm)
         if not pts:
             continue
@@ -92,7 +83,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3_000_000, help="env-steps per point (equal budgets)")
     parser.add_argument("--eval-scenes", type=int, default=8)
     parser.add_argument("--episodes", type=int, default=20)
-    parser.add_argument("--generated", type=Path, default=None, help="folder of generated scene folders")
+    parser.add_argument("--video", type=Path, default=None, help="folder of urbanverse gen scene folders")
     parser.add_argument("--scenes-dir", type=Path, default=REPO / "out" / "rl_scenes")
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "scene_scaling")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "scene_scaling.png")
@@ -101,11 +92,13 @@ def main() -> None:
     arms: dict[str, list[str]] = {
         "procedural": procedural_scenes(args.scenes_dir, list(range(max(args.layouts))))
     }
-    if args.generated is not None:
-        gen = sorted(str(d) for d in args.generated.iterdir() if (d / "scene.json").is_file())
-        if len(gen) < max(args.layouts):
-            print(f"note: {args.generated} has {len(gen)} scenes; generated points above that are skipped")
-        arms["generated"] = gen
+    if args.video is not None:
+        from urbanverse.scene.record import find_scene_dirs
+
+        made = list(find_scene_dirs([args.video], "--video"))
+        if len(made) < max(args.layouts):
+            print(f"note: {args.video} has {len(made)} scenes; video points above that are skipped")
+        arms["video"] = made
     settings = [s for s in BENCH_SETTINGS if not s.startswith("save_interval")] + [
         f"total_steps={args.steps}",
         "save_interval=1000",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from urbanverse.bench.real2sim import aggregate, fits, scene_statistics
+from urbanverse.bench.real2sim import aggregate, fits, outcomes, scene_statistics
 from urbanverse.procgen.city import OLD_TOWN, PROCGEN_DEFAULT
 
 COLOURS = {"procedural": "tab:blue", "video": "tab:green", "oracle": "tab:gray"}
@@ -30,6 +30,29 @@ def _stats(dirs: list[str], cache_file: Path) -> list[dict]:
             cache[d] = scene_statistics(d)
     cache_file.write_text(json.dumps(cache, indent=1) + "\n")
     return [cache[d] for d in dirs]
+
+
+#: Round-trip scores of a video scene against its true street (:mod:`urbanverse.bench.evaluate`).
+ROUNDTRIP_KEYS = ("generated", "true_seen", "recall_1m", "precision_1m", "ground_iou", "extent_iou",
+                  "ground_pieces", "hole_share", "off_ground")  # fmt: skip
+
+
+def roundtrip(video: str, truth: str, tour_gt: Path) -> dict[str, float]:
+    """How well gen rebuilt the street its tour walked: objects made and seen, recall and precision
+    within 1 m, ground IoU (what the walk saw, and over the generated extent), ground pieces, holes,
+    objects off the ground, and the scale of the camera path's best similarity fit to the true one."""
+    from urbanverse.bench.evaluate import camera_path_errors, compare_scenes
+    from urbanverse.bench.ground_metrics import load_seen_grid
+    from urbanverse.records import load_record
+    from urbanverse.render.tour import TourGroundTruth
+    from urbanverse.scene.record import load_scene
+
+    gen, true = load_scene(Path(video)), load_scene(Path(truth))
+    gt = load_record(TourGroundTruth, tour_gt)
+    scores = compare_scenes(gen, true, gt, seen_grid=load_seen_grid(Path(video)))
+    out = {k: float(scores[k]) for k in ROUNDTRIP_KEYS if k in scores}
+    out["path_scale"] = float(camera_path_errors(gen, gt).get("path_scale", float("nan")))
+    return out
 
 
 def plot_arms(arms: dict, fitted: dict, title: str, out: Path) -> None:
@@ -104,6 +127,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
     arms = aggregate(units)
     arms = {a: arms[a] for a in ("procedural", "video", "oracle") if a in arms}
     fitted = fits(arms)
+    ended = outcomes(units)
     cache = args.work / "scene_stats.json"
     groups = {f"{arm} train": _stats(pools[arm], cache) for arm in ("procedural", "video", "oracle")
               if arm in pools}  # fmt: skip
@@ -125,7 +149,11 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         i = int(Path(video).name.split("_")[-1])
         truth = pools["oracle"][i]
         t, v = _stats([truth], cache)[0], _stats([video], cache)[0]
-        per_scene.append({"street": i, "truth": truth, "video": video, "truth_stats": t, "video_stats": v})
+        gt = args.work / "video" / "tours" / f"{Path(video).name}_gt.json"
+        per_scene.append(
+            {"street": i, "truth": truth, "video": video, "truth_stats": t, "video_stats": v,
+             "roundtrip": roundtrip(video, truth, gt)}
+        )  # fmt: skip
     doc = {
         "observations": label,
         "steps_per_policy": args.steps,
@@ -138,6 +166,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         "cities": {"target": dict(OLD_TOWN.rows()), "procedural": dict(PROCGEN_DEFAULT.rows())},
         "arms": arms,
         "power_law_fit": fitted,
+        "outcomes": ended,
         "scene_statistics_median": {n: _median_stats(s) for n, s in groups.items()},
         "video_vs_truth": per_scene,
         "units": units,
@@ -152,6 +181,10 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
                   f"{_fmt(p['collisions_per_episode'], 1, 2, '')} | {_fmt(p['route_completion'])} | "
                   f"{p['train_minutes']:.1f} |")  # fmt: skip
     print(f"\npower laws (success = a K^b): {json.dumps(fitted)}")
+    print("\nhow the test episodes ended (pooled over seeds): success / collision / time-out")
+    for arm, by_k in ended.items():
+        cells = [f"K={k}: " + " / ".join(f"{100 * v:.0f} %" for v in o.values()) for k, o in by_k.items()]
+        print(f"- {arm}: " + "; ".join(cells))
     print("\n| scenes | " + " | ".join(STAT_LABELS.values()) + " |")
     print("|---|" + "---:|" * len(STAT_LABELS))
     for name, stats in groups.items():
@@ -161,11 +194,17 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         )
     if per_scene:
         columns = ("walkable m²", "objects per 100 m²", "drivable share")
-        print("\n| street | " + " | ".join(f"{c} truth / video" for c in columns) + " |")
-        print("|---:|---:|---:|---:|")
+        gen_columns = ("objects made / seen", "recall 1 m", "ground IoU", "extent IoU", "holes", "path scale")
+        print(
+            "\n| street | " + " | ".join([f"{c} truth / video" for c in columns] + list(gen_columns)) + " |"
+        )
+        print("|---:|" + "---:|" * 9)
         for r in per_scene:
-            t, v = r["truth_stats"], r["video_stats"]
+            t, v, q = r["truth_stats"], r["video_stats"], r["roundtrip"]
             print(f"| {r['street']} | {t['walkable_m2']:.0f} / {v['walkable_m2']:.0f} | "
                   f"{t['objects_per_100m2']:.2f} / {v['objects_per_100m2']:.2f} | "
-                  f"{t['drivable_share']:.2f} / {v['drivable_share']:.2f} |")  # fmt: skip
+                  f"{t['drivable_share']:.2f} / {v['drivable_share']:.2f} | "
+                  f"{q['generated']:.0f} / {q['true_seen']:.0f} | {q['recall_1m']:.2f} | "
+                  f"{q['ground_iou']:.2f} | {q['extent_iou']:.2f} | {q['hole_share']:.2f} | "
+                  f"{q['path_scale']:.2f} |")  # fmt: skip
     print(f"\nwall time {seconds / 60:.1f} min; wrote real2sim{suffix}.json, .png and _cities.png in {docs}")

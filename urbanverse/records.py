@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shutil
 import uuid
@@ -142,9 +143,21 @@ def atomic_dir(path: Path) -> Iterator[Path]:
         shutil.rmtree(tmp_dir, ignore_errors=True)
 
 
+def strict_json(data: Any) -> Any:
+    """``data`` with NaN and infinities as None: strict JSON readers (jq, browsers) reject them."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: strict_json(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [strict_json(v) for v in data]
+    return data
+
+
 def save_json(data: Any, path: Path) -> None:
-    """Write ``data`` (a record or plain data) as indented JSON, atomically."""
+    """Write ``data`` (a record or plain data) as indented JSON, atomically; NaN and infinities
+    become null (:func:`strict_json`)."""
     if not isinstance(data, dict | list):
         data = record_to_dict(data)
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n")
+        tmp.write_text(json.dumps(strict_json(data), indent=2, allow_nan=False) + "\n")

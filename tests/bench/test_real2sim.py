@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from urbanverse.bench.real2sim import aggregate, fits, mean_interval, power_law, scene_statistics
+from urbanverse.bench.real2sim import aggregate, fits, mean_interval, outcomes, power_law, scene_statistics
 
 
 def test_mean_interval_is_students_t():
@@ -57,3 +57,43 @@ def test_scene_statistics_of_the_example_scene():
     assert stats["clearance_p50_m"] > 0
     assert stats["extent_m2"] >= stats["walkable_m2"]
     assert stats["goal_reach_m"] >= 2.0
+
+
+def test_outcomes_split_success_collision_timeout():
+    rows = [
+        {"status": "ok", "success": True, "collisions": 0},
+        {"status": "ok", "success": False, "collisions": 1},
+        {"status": "ok", "success": False, "collisions": 0},
+        {"status": "ok", "success": False, "collisions": 0},
+        {"status": "goal_blocked"},
+    ]
+    unit = {**_unit("video", 4, 0, 0.25), "episodes": rows}
+    shares = outcomes([unit, {**unit, "seed": 1}])["video"][4]
+    assert shares == {"success": 0.25, "collision": 0.25, "timeout": 0.5}
+
+
+def test_experiment_runs_small_and_resumes_from_its_results(tmp_path):
+    """The whole tool at toy size (two arms, K=1, one seed, one test street): the JSON and plots are
+    written, and a second run reads every kept result instead of training again."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    args = [sys.executable, "tools/exp_real2sim.py", "--arms", "procedural", "oracle", "--ks", "1"]
+    args += ["--seeds", "0", "--steps", "8192", "--test-streets", "1", "--episodes-per-street", "3"]
+    args += ["--jobs", "1", "--work", str(tmp_path / "work"), "--docs", str(tmp_path / "docs")]
+    env = {**os.environ, "URBANVERSE_CACHE": str(tmp_path / "cache")}
+    first = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    doc = json.loads((tmp_path / "docs" / "real2sim.json").read_text())
+    assert set(doc["arms"]) == {"procedural", "oracle"}
+    assert doc["arms"]["oracle"][0]["k"] == 1 and doc["test_episodes"] == 3
+    assert doc["cities"]["target"]["sidewalk width"] == "2.6-3.6 m"
+    assert (tmp_path / "docs" / "real2sim.png").is_file() and (
+        tmp_path / "docs" / "real2sim_cities.png"
+    ).is_file()
+    again = subprocess.run(args, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "success" not in again.stdout.split("##")[0]  # no unit trained or evaluated again
+    assert json.loads((tmp_path / "docs" / "real2sim.json").read_text())["units"] == doc["units"]

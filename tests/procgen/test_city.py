@@ -76,3 +76,23 @@ def test_street_parameters_reach_the_scene(tmp_path):
 
     assert front_gap(old) == pytest.approx(2.5, abs=0.05)
     assert front_gap(plain) == pytest.approx(0.5, abs=0.05)
+
+
+def test_procgen_command_draws_a_city_street(tmp_path):
+    from typer.testing import CliRunner
+
+    from urbanverse.cli import app
+    from urbanverse.scene.record import load_scene
+
+    runner = CliRunner()
+    out = tmp_path / "ot"
+    args = ["procgen", "--city", "old-town", "--seed", "3", "--length", "40", "--no-usd", "-o", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    drawn = OLD_TOWN.street(3)
+    scene = load_scene(out)
+    assert all(r.elevation == pytest.approx(drawn.curb) for r in scene.ground if r.type == "sidewalk")
+    assert scene.source.generator == f"urbanverse.procgen:{drawn.style}"
+    bad = runner.invoke(app, ["procgen", "--city", "atlantis", "-o", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "--city" in bad.output
+    assert not (tmp_path / "x").exists()

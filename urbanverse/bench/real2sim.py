@@ -87,8 +87,9 @@ def scene_statistics(scene_dir: Path | str, robot: str = "wheeled") -> dict[str,
     its clearance and climb limits), ``clearance_p50_m`` (median distance to the nearest obstacle or
     unclimbable step over the drivable cells), ``objects_per_100m2`` (objects standing on walkable
     ground per 100 m2 of it), ``extent_m2`` (the scene's grid) and ``goal_reach_m`` (median geodesic
-    distance from the goal candidates to their valid spawn cells, m: how long its episodes run). Walkable ground is that of the
-    default ``WorldCfg.walkable_types`` (sidewalks, crosswalks, ramps, plazas)."""
+    distance from the goal candidates to their valid spawn cells, m: how long its episodes run).
+    Walkable ground is that of the default ``WorldCfg.walkable_types`` (sidewalks, crosswalks, ramps,
+    plazas)."""
     from urbanverse.scene.record import load_scene
     from urbanverse.sim.geodesic import compute_goal_fields
     from urbanverse.sim.robots import ROBOTS
@@ -127,4 +128,24 @@ def scene_statistics(scene_dir: Path | str, robot: str = "wheeled") -> dict[str,
         "objects_per_100m2": 100.0 * on_walk / walkable_m2 if walkable_m2 else 0.0,
         "extent_m2": float(h * w) * cell_m2,
         "goal_reach_m": float(np.median(reach)) if reach.size else 0.0,
+    }
+
+
+def outcomes(units: Sequence[dict]) -> dict[str, dict[int, dict[str, float]]]:
+    """How the test episodes ended, per arm and K, pooled over seeds: the shares that reached the goal,
+    ended in a collision (the task ends an episode at its first) and ran out of time; from the units'
+    per-episode rows (``episodes``: ``status``, ``success``, ``collisions``)."""
+    counts: dict[str, dict[int, list[int]]] = {}
+    for u in units:
+        c = counts.setdefault(u["arm"], {}).setdefault(u["k"], [0, 0, 0])
+        for row in u.get("episodes", ()):
+            if row["status"] != "ok":
+                continue
+            c[0 if row["success"] else 1 if row["collisions"] > 0 else 2] += 1
+    return {
+        arm: {
+            k: dict(zip(("success", "collision", "timeout"), (n / max(1, sum(c)) for n in c), strict=True))
+            for k, c in sorted(by_k.items())
+        }
+        for arm, by_k in counts.items()
     }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import signal
 import sys
@@ -15,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from urbanverse.errors import InputError, MissingDependencyError
+from urbanverse.records import strict_json
 
 SceneDir = Annotated[Path, typer.Argument(help="Scene folder holding scene.json (e.g. scenes/example).")]
 
@@ -26,20 +26,9 @@ JsonFlag = Annotated[
 ]
 
 
-def _strict(data: Any) -> Any:
-    """``data`` with NaN and infinities as None: strict JSON readers (jq, browsers) reject them."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {k: _strict(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [_strict(v) for v in data]
-    return data
-
-
 def print_json(data: Any) -> None:
     """Write ``data`` to stdout as one indented, strict JSON document (paths become strings, NaN null)."""
-    typer.echo(json.dumps(_strict(data), indent=2, default=str, allow_nan=False))
+    typer.echo(json.dumps(strict_json(data), indent=2, default=str, allow_nan=False))
 
 
 def _fail(message: str, code: int) -> None:

@@ -148,20 +148,46 @@ def _print_physics_check(result) -> None:
 def procgen_command(
     out: Annotated[Path, typer.Option("-o", "--out", help="New scene folder to write.")],
     seed: Annotated[int, typer.Option(help="Layout and asset seed (same seed, same scene).")] = 0,
+    city: Annotated[
+        str,
+        typer.Option(
+            help="procgen-default (80 m, two lanes, 4 m sidewalks) or old-town (narrow cluttered streets, "
+            "bollard rows, 10-20 cm curbs: every parameter drawn from the seed). --style, --length and "
+            "--lanes, when given, override the draw."
+        ),
+    ] = "procgen-default",
     style: Annotated[
-        str, typer.Option(help="residential, commercial, plaza or intersection.")
-    ] = "residential",
-    length: Annotated[float, typer.Option(help="Street length in metres (intersection: both arms).")] = 80.0,
-    lanes: Annotated[int, typer.Option(help="Traffic lanes (3.2 m each).")] = 2,
+        str | None,
+        typer.Option(
+            help="residential, commercial, plaza or intersection. [default: residential]", show_default=False
+        ),
+    ] = None,
+    length: Annotated[
+        float | None,
+        typer.Option(
+            help="Street length in metres (intersection: both arms). [default: 80]", show_default=False
+        ),
+    ] = None,
+    lanes: Annotated[
+        int | None, typer.Option(help="Traffic lanes (3.2 m each). [default: 2]", show_default=False)
+    ] = None,
     usd: Annotated[bool, typer.Option(help="Also write scene.usda.")] = True,
     as_json: JsonFlag = False,
 ) -> None:
     """Generate a procedural street (roads, curbs and ramps, crosswalks, furniture, cars, buildings)."""
+    import dataclasses
+
+    from urbanverse.procgen.city import CITIES
     from urbanverse.procgen.street import StreetCfg, generate_street
     from urbanverse.scene.preview import write_preview
     from urbanverse.scene.usd_writer import write_usd
 
-    scene = generate_street(StreetCfg(style=style, seed=seed, length=length, lanes=lanes), out)  # type: ignore[arg-type]
+    if city not in CITIES:
+        raise InputError(f"--city: expected one of {', '.join(CITIES)}, got {city!r}")
+    drawn = CITIES[city].street(seed) if city != "procgen-default" else StreetCfg(seed=seed)
+    given = {"style": style, "length": length, "lanes": lanes}
+    cfg = dataclasses.replace(drawn, **{k: v for k, v in given.items() if v is not None})
+    scene = generate_street(cfg, out)
     write_preview(scene, out)
     if usd:
         write_usd(scene, out)

@@ -377,18 +377,6 @@ def _animated_episodes(cfg: EvalCfg) -> int:
     return cfg.animate
 
 
-def _finite_or_none(data):
-    """``data`` with NaN and infinities as None (strict JSON): the figures of a scene where no episode
-    ran (every fixed episode there blocked) are NaN."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {k: _finite_or_none(v) for k, v in data.items()}
-    if isinstance(data, list | tuple):
-        return [_finite_or_none(v) for v in data]
-    return data
-
-
 def write_evaluation(results: dict, trajs: list, canvas, out: Path, video_format: str = "gif") -> list[Path]:
     """``results.json`` and ``results.md`` of an evaluation in ``out``, and the top-down animation of
     the recorded episodes ``trajs`` on ``canvas`` (``evaluate.EpisodeCanvas``) as
@@ -396,7 +384,7 @@ def write_evaluation(results: dict, trajs: list, canvas, out: Path, video_format
     from urbanverse.records import save_json
     from urbanverse.rl.evaluate import markdown_table
 
-    save_json(_finite_or_none(results), out / "results.json")
+    save_json(results, out / "results.json")
     (out / "results.md").write_text(markdown_table(results))
     files = [out / "results.json", out / "results.md"]
     if trajs:

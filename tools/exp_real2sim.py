@@ -10,7 +10,9 @@ budget of environment steps on K scenes (K = 1, 4, 16) and seeds 0, 1, 2:
   (``render-tour`` with its augmentation: noise, blur, exposure, colour), turned into a scene by
   ``urbanverse gen`` from the MP4 alone (no ground truth), a failed video skipped as ``train
   --scenes`` skips it;
-- ``oracle``: the K true target training streets (the upper bound).
+- ``oracle``: the K true target training streets (the upper bound);
+- ``oracle-bare`` (diagnostic, ``--arms oracle-bare``): the same streets with no objects, which
+  separates what missing objects do to a policy from what wrong ground does.
 
 Policy: the shipped wheeled LiDAR recipe (``tools/bench_train.py`` settings) observing the goal
 vector and the LiDAR, without the route waypoint (which would hand every arm the test street's map;
@@ -41,7 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_train import BENCH_SETTINGS, REPO, procedural_scenes  # noqa: E402
 
-ARMS = ("procedural", "video", "oracle")
+ARMS = ("procedural", "video", "oracle", "oracle-bare")
 TEST_SEED0 = 10_000
 RESULT = "result.json"
 
@@ -61,6 +63,33 @@ def city_streets(root: Path, seeds: list[int], prefix: str) -> list[str]:
         if not (d / "scene.json").is_file():
             generate_street(OLD_TOWN.street(seed), d)
             log(f"generated {d}")
+        out.append(str(d))
+    return out
+
+
+def arm_scenes(arm: str, train: list[str], kmax: int, args: argparse.Namespace) -> list[str]:
+    """The training scenes of ``arm`` (made where missing), in order; K uses the first K."""
+    if arm == "oracle":
+        return train
+    if arm == "oracle-bare":
+        return bare_streets(train, args.work / "city_bare")
+    if arm == "procedural":
+        return procedural_scenes(args.work / "procedural", list(range(kmax)))
+    made = video_scenes(train, args.work / "video", args.tour_seconds)
+    if len(made) < kmax:
+        log(f"video: gen made {len(made)} of {kmax} scenes; larger K use what there is")
+    return made
+
+
+def bare_streets(truths: list[str], root: Path) -> list[str]:
+    """The true streets without their objects (``root/<name>``, made where missing)."""
+    from urbanverse.bench.real2sim import without_objects
+
+    out = []
+    for truth in truths:
+        d = root / Path(truth).name
+        if not (d / "scene.json").is_file():
+            without_objects(truth, d)
         out.append(str(d))
     return out
 
@@ -189,6 +218,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tour-seconds", type=float, default=30.0)
     parser.add_argument("--waypoint", action="store_true", help="observe the route waypoint (labelled)")
     parser.add_argument("--jobs", type=int, default=2, help="policies trained at once (worker processes)")
+    parser.add_argument(
+        "--tag", default="", help="suffix of the unit folders and docs files (e.g. -6M for another budget)"
+    )
     parser.add_argument("--work", type=Path, default=REPO / "out" / "real2sim")
     parser.add_argument("--docs", type=Path, default=REPO / "docs")
     parser.add_argument("--report", action="store_true", help="only redraw from the kept results")
@@ -209,13 +241,14 @@ def main() -> None:
     kmax = max(args.ks)
     train = city_streets(args.work / "city", list(range(kmax)), "train")
     test = city_streets(args.work / "city", list(range(TEST_SEED0, TEST_SEED0 + args.test_streets)), "test")
-    pools = {"oracle": train}
-    if "procedural" in args.arms:
-        pools["procedural"] = procedural_scenes(args.work / "procedural", list(range(kmax)))
-    if "video" in args.arms:
-        pools["video"] = video_scenes(train, args.work / "video", args.tour_seconds)
-        if len(pools["video"]) < kmax:
-            log(f"video: gen made {len(pools['video'])} of {kmax} scenes; larger K use what there is")
+    unit_dir = {
+        (arm, k, seed): args.work / "units" / f"{arm}-K{k}-s{seed}{args.tag}"
+        for arm in ARMS
+        for k in args.ks
+        for seed in args.seeds
+    }
+    kept = {arm for (arm, _, _), d in unit_dir.items() if (d / RESULT).is_file()}
+    pools = {arm: arm_scenes(arm, train, kmax, args) for arm in ARMS if arm in {*args.arms, *kept}}
     if args.prepare:
         return
     episodes = test_episodes(test, args.work / "test_episodes.jsonl", args.episodes_per_street, "wheeled")
@@ -224,19 +257,18 @@ def main() -> None:
         "save_interval=20",
         f"env.task.route_waypoint_m={1.0 if args.waypoint else 0.0}",
     ]
-    if args.report:
-        units = [json.loads(p.read_text()) for p in sorted((args.work / "units").glob(f"*/{RESULT}"))]
-    else:
-        threads = max(1, (os.cpu_count() or 1) // args.jobs)
-        shared = {"episodes": episodes, "settings": settings, "threads": threads}
-        todo = [
-            {"arm": arm, "k": k, "seed": seed, "scenes": pools[arm][:k], **shared,
-             "dir": str(args.work / "units" / f"{arm}-K{k}-s{seed}")}
-            for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
-            for k in args.ks
-            for arm in args.arms
-        ]  # fmt: skip
-        units = run_units(todo, args.jobs)
+    threads = max(1, (os.cpu_count() or 1) // args.jobs)
+    todo = [
+        {"arm": arm, "k": k, "seed": seed, "scenes": pools[arm][:k], "episodes": episodes,
+         "settings": settings, "threads": threads, "dir": str(unit_dir[arm, k, seed])}
+        for seed in args.seeds  # seed-major: an interrupted run has every arm at its first seeds
+        for k in args.ks
+        for arm in args.arms
+    ]  # fmt: skip
+    if not args.report:
+        run_units(todo, args.jobs)
+    # The report covers every arm with results in this grid, those of earlier runs included.
+    units = [json.loads((d / RESULT).read_text()) for d in unit_dir.values() if (d / RESULT).is_file()]
     report(units, pools, test, args, time.perf_counter() - t_start)
 
 

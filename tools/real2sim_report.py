@@ -12,7 +12,8 @@ import numpy as np
 from urbanverse.bench.real2sim import aggregate, fits, outcomes, scene_statistics
 from urbanverse.procgen.city import OLD_TOWN, PROCGEN_DEFAULT
 
-COLOURS = {"procedural": "tab:blue", "video": "tab:green", "oracle": "tab:gray"}
+ARM_ORDER = ("procedural", "video", "oracle", "oracle-bare")
+COLOURS = {"procedural": "tab:blue", "video": "tab:green", "oracle": "tab:gray", "oracle-bare": "tab:orange"}
 STAT_LABELS = {
     "walkable_m2": "free walkable ground (m²)",
     "drivable_share": "share of it the robot may drive",
@@ -125,15 +126,14 @@ def _median_stats(stats: list[dict]) -> dict[str, float]:
 def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args, seconds: float) -> None:
     """Write the JSON and plots to ``args.docs`` and print the tables."""
     arms = aggregate(units)
-    arms = {a: arms[a] for a in ("procedural", "video", "oracle") if a in arms}
+    arms = {a: arms[a] for a in ARM_ORDER if a in arms}
     fitted = fits(arms)
     ended = outcomes(units)
     cache = args.work / "scene_stats.json"
-    groups = {f"{arm} train": _stats(pools[arm], cache) for arm in ("procedural", "video", "oracle")
-              if arm in pools}  # fmt: skip
+    groups = {f"{arm} train": _stats(pools[arm], cache) for arm in ARM_ORDER if arm in pools}
     groups["target test"] = _stats(test, cache)
     label = "with route waypoint" if args.waypoint else "goal + LiDAR, no route waypoint"
-    suffix = "_waypoint" if args.waypoint else ""
+    suffix = ("_waypoint" if args.waypoint else "") + args.tag
     docs = Path(args.docs)
     docs.mkdir(parents=True, exist_ok=True)
     episodes = units[0]["overall"]["episodes"] if units else 0
@@ -163,6 +163,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         "test_episodes": episodes,
         "machine": f"{platform.machine()}, CPU only",
         "wall_minutes": seconds / 60,
+        "unit_minutes": sum(u["train_minutes"] + u.get("eval_s", 0.0) / 60 for u in units),
         "cities": {"target": dict(OLD_TOWN.rows()), "procedural": dict(PROCGEN_DEFAULT.rows())},
         "arms": arms,
         "power_law_fit": fitted,
@@ -207,4 +208,6 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
                   f"{q['generated']:.0f} / {q['true_seen']:.0f} | {q['recall_1m']:.2f} | "
                   f"{q['ground_iou']:.2f} | {q['extent_iou']:.2f} | {q['hole_share']:.2f} | "
                   f"{q['path_scale']:.2f} |")  # fmt: skip
-    print(f"\nwall time {seconds / 60:.1f} min; wrote real2sim{suffix}.json, .png and _cities.png in {docs}")
+    spent = sum(u["train_minutes"] + u.get("eval_s", 0.0) / 60 for u in units)
+    print(f"\ntraining + evaluation {spent:.0f} min summed over the units; this run {seconds / 60:.1f} min")
+    print(f"wrote real2sim{suffix}.json, .png and _cities.png in {docs}")

@@ -97,3 +97,14 @@ def test_experiment_runs_small_and_resumes_from_its_results(tmp_path):
     assert again.returncode == 0, again.stderr[-3000:]
     assert "success" not in again.stdout.split("##")[0]  # no unit trained or evaluated again
     assert json.loads((tmp_path / "docs" / "real2sim.json").read_text())["units"] == doc["units"]
+
+
+def test_without_objects_keeps_the_ground(tmp_path):
+    from urbanverse.bench.real2sim import without_objects
+    from urbanverse.scene.record import load_scene
+
+    original = load_scene("scenes/example")
+    bare = load_scene(without_objects("scenes/example", tmp_path / "bare"))
+    assert original.objects and bare.objects == ()
+    assert bare.ground == original.ground and bare.sky == original.sky
+    assert scene_statistics(tmp_path / "bare")["objects_per_100m2"] == 0.0

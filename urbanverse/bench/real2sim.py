@@ -149,3 +149,23 @@ def outcomes(units: Sequence[dict]) -> dict[str, dict[int, dict[str, float]]]:
         }
         for arm, by_k in counts.items()
     }
+
+
+def without_objects(scene_dir: Path | str, out_dir: Path | str) -> Path:
+    """Write to ``out_dir`` a copy of the scene in ``scene_dir`` with no objects (ground, sky and people
+    kept): the ``oracle-bare`` arm of the experiment, the true street with every object missed, which
+    tells the cost of missing objects from the cost of wrong ground."""
+    import dataclasses
+    import shutil
+
+    from urbanverse.scene.record import load_scene, save_scene
+
+    scene = load_scene(Path(scene_dir))
+    out_dir = Path(out_dir)
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    shutil.copytree(
+        Path(scene_dir), out_dir, ignore=shutil.ignore_patterns("scene.usda", "preview.png", "assets")
+    )
+    save_scene(dataclasses.replace(scene, name=out_dir.name, objects=()), out_dir)
+    return out_dir

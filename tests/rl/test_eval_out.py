@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import EXAMPLE_SCENE, REPO
@@ -40,3 +41,17 @@ def test_eval_of_a_shipped_policy_writes_under_eval_in_the_working_dir(tmp_path:
     assert sorted(p.name for p in policy.iterdir()) == before
     results = json.loads((tmp_path / "eval" / POLICY.name / "results.json").read_text())
     assert results["checkpoint"] == str(policy / "policy.pt")
+
+
+def test_a_shipped_policy_folder_names_its_checkpoint(tmp_path: Path) -> None:
+    from urbanverse.errors import InputError
+    from urbanverse.rl.runner import resolve_checkpoint
+
+    assert resolve_checkpoint(POLICY) == POLICY / "policy.pt"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "checkpoint.pt").write_bytes(b"")
+    (run / "policy.pt").write_bytes(b"")
+    assert resolve_checkpoint(run) == run / "checkpoint.pt"  # a run folder's own checkpoint first
+    with pytest.raises(InputError, match="run folder, a policy folder or a .pt file"):
+        resolve_checkpoint(tmp_path)

@@ -58,13 +58,18 @@ def atomic_save(obj: object, path: Path) -> None:
         os.fsync(f.fileno())
 
 
+#: The checkpoint of a shipped policy folder (``policies/<name>/``, written by ``slim_checkpoint``).
+SHIPPED_CHECKPOINT = "policy.pt"
+
+
 def resolve_checkpoint(path: Path) -> Path:
-    """A checkpoint file from a file or run-folder argument."""
+    """A checkpoint file from a file, run-folder or shipped-policy-folder argument."""
     path = Path(path)
     if path.is_dir():
-        path = path / CHECKPOINT
+        shipped = path / SHIPPED_CHECKPOINT
+        path = shipped if shipped.is_file() and not (path / CHECKPOINT).is_file() else path / CHECKPOINT
     if not path.is_file():
-        raise InputError(f"{path}: no checkpoint here (give a run folder or a .pt file)")
+        raise InputError(f"{path}: no checkpoint here (give a run folder, a policy folder or a .pt file)")
     return path
 
 

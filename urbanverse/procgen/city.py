@@ -92,7 +92,7 @@ class CityProfile:
 
         def rng_(lo_hi: tuple[float, float], unit: str) -> str:
             lo, hi = lo_hi
-            return f"{lo:g} {unit}" if lo == hi else f"{lo:g}-{hi:g} {unit}"
+            return (f"{lo:g} {unit}" if lo == hi else f"{lo:g}-{hi:g} {unit}").strip()
 
         def shares(weights: dict) -> str:
             total = sum(weights.values())

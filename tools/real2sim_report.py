@@ -23,6 +23,15 @@ STAT_LABELS = {
 }
 
 
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _rel(path: str) -> str:
+    """``path`` relative to the repository when inside it (the JSON is committed)."""
+    p = Path(path).resolve()
+    return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)
+
+
 def _stats(dirs: list[str], cache_file: Path) -> list[dict]:
     """Each scene's statistics, cached in ``cache_file`` by folder."""
     cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
@@ -151,7 +160,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         t, v = _stats([truth], cache)[0], _stats([video], cache)[0]
         gt = args.work / "video" / "tours" / f"{Path(video).name}_gt.json"
         per_scene.append(
-            {"street": i, "truth": truth, "video": video, "truth_stats": t, "video_stats": v,
+            {"street": i, "truth": _rel(truth), "video": _rel(video), "truth_stats": t, "video_stats": v,
              "roundtrip": roundtrip(video, truth, gt)}
         )  # fmt: skip
     doc = {
@@ -159,7 +168,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         "steps_per_policy": args.steps,
         "seeds": args.seeds,
         "ks": args.ks,
-        "test_streets": test,
+        "test_streets": [_rel(d) for d in test],
         "test_episodes": episodes,
         "machine": f"{platform.machine()}, CPU only",
         "wall_minutes": seconds / 60,
@@ -170,7 +179,15 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
         "outcomes": ended,
         "scene_statistics_median": {n: _median_stats(s) for n, s in groups.items()},
         "video_vs_truth": per_scene,
-        "units": units,
+        # Per-episode rows stay in each unit's result.json under --work; the outcomes above sum them.
+        "units": [
+            {
+                **{k: v for k, v in u.items() if k != "episodes"},
+                "run": _rel(u["run"]),
+                "scenes": [_rel(d) for d in u["scenes"]],
+            }
+            for u in units
+        ],  # fmt: skip
     }
     (docs / f"real2sim{suffix}.json").write_text(json.dumps(doc, indent=2) + "\n")
     print(f"\n## {title}\n")

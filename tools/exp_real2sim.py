@@ -219,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--waypoint", action="store_true", help="observe the route waypoint (labelled)")
     parser.add_argument("--jobs", type=int, default=2, help="policies trained at once (worker processes)")
     parser.add_argument(
-        "--tag", default="", help="suffix of the unit folders and docs files (e.g. --tag=-6M for another budget)"
+        "--tag", default="", help="suffix of the unit folders and docs files (--tag=-6M for another budget)"
     )
     parser.add_argument("--work", type=Path, default=REPO / "out" / "real2sim")
     parser.add_argument("--docs", type=Path, default=REPO / "docs")

@@ -211,18 +211,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ks", type=int, nargs="+", default=[1, 4, 16], help="training scenes per arm")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="training seeds")
-    parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        default=list(ARMS[:3]),
+        choices=ARMS,
+        help="arms to train (oracle-bare: diagnostic)",
+    )
     parser.add_argument("--steps", type=int, default=2_000_000, help="env-steps per policy (all arms)")
-    parser.add_argument("--test-streets", type=int, default=8)
-    parser.add_argument("--episodes-per-street", type=int, default=20)
-    parser.add_argument("--tour-seconds", type=float, default=30.0)
+    parser.add_argument("--test-streets", type=int, default=8, help="old-town test streets (seeds 10000..)")
+    parser.add_argument("--episodes-per-street", type=int, default=20, help="fixed test episodes per street")
+    parser.add_argument("--tour-seconds", type=float, default=30.0, help="length of each rendered walk (s)")
     parser.add_argument("--waypoint", action="store_true", help="observe the route waypoint (labelled)")
     parser.add_argument("--jobs", type=int, default=2, help="policies trained at once (worker processes)")
     parser.add_argument(
         "--tag", default="", help="suffix of the unit folders and docs files (--tag=-6M for another budget)"
     )
-    parser.add_argument("--work", type=Path, default=REPO / "out" / "real2sim")
-    parser.add_argument("--docs", type=Path, default=REPO / "docs")
+    parser.add_argument(
+        "--work", type=Path, default=REPO / "out" / "real2sim", help="streets, tours, gen output, runs"
+    )
+    parser.add_argument("--docs", type=Path, default=REPO / "docs", help="where the JSON and plots go")
     parser.add_argument("--report", action="store_true", help="only redraw from the kept results")
     parser.add_argument(
         "--prepare", action="store_true", help="only make the streets, tours and video scenes, then stop"

@@ -32,14 +32,15 @@ def _rel(path: str) -> str:
     return str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(p)
 
 
-def _stats(dirs: list[str], cache_file: Path) -> list[dict]:
-    """Each scene's statistics, cached in ``cache_file`` by folder."""
+def scene_stats(dirs: list[str], cache_file: Path) -> dict[str, dict]:
+    """The statistics of each scene of ``dirs`` by folder, measured once and kept in ``cache_file``."""
     cache = json.loads(cache_file.read_text()) if cache_file.is_file() else {}
-    for d in dirs:
-        if d not in cache:
-            cache[d] = scene_statistics(d)
-    cache_file.write_text(json.dumps(cache, indent=1) + "\n")
-    return [cache[d] for d in dirs]
+    missing = [d for d in dict.fromkeys(dirs) if d not in cache]
+    for d in missing:
+        cache[d] = scene_statistics(d)
+    if missing:
+        cache_file.write_text(json.dumps(cache, indent=1) + "\n")
+    return cache
 
 
 #: Round-trip scores of a video scene against its true street (:mod:`urbanverse.bench.evaluate`).
@@ -138,9 +139,11 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
     arms = {a: arms[a] for a in ARM_ORDER if a in arms}
     fitted = fits(arms)
     ended = outcomes(units)
-    cache = args.work / "scene_stats.json"
-    groups = {f"{arm} train": _stats(pools[arm], cache) for arm in ARM_ORDER if arm in pools}
-    groups["target test"] = _stats(test, cache)
+    stats = scene_stats(
+        [d for scenes in (*pools.values(), test) for d in scenes], args.work / "scene_stats.json"
+    )
+    groups = {f"{arm} train": [stats[d] for d in pools[arm]] for arm in ARM_ORDER if arm in pools}
+    groups["target test"] = [stats[d] for d in test]
     label = "with route waypoint" if args.waypoint else "goal + LiDAR, no route waypoint"
     suffix = ("_waypoint" if args.waypoint else "") + args.tag
     docs = Path(args.docs)
@@ -157,7 +160,7 @@ def report(units: list[dict], pools: dict[str, list[str]], test: list[str], args
     for video in pools.get("video", []):  # gen folders are named after their tours: tour_<street>
         i = int(Path(video).name.split("_")[-1])
         truth = pools["oracle"][i]
-        t, v = _stats([truth], cache)[0], _stats([video], cache)[0]
+        t, v = stats[truth], stats[video]
         gt = args.work / "video" / "tours" / f"{Path(video).name}_gt.json"
         per_scene.append(
             {"street": i, "truth": _rel(truth), "video": _rel(video), "truth_stats": t, "video_stats": v,

@@ -264,8 +264,8 @@ def eval_command(
     from urbanverse.rl.jobs import EvalCfg, eval_executor, eval_out_dirs, run_evaluations
     from urbanverse.scene.record import find_scene_dirs
 
-    if episodes_file is not None and (scenes or episodes is not None):
-        raise InputError("--episodes-file: the file fixes the scenes and episodes; drop --scenes/--episodes")
+    if episodes_file is not None and episodes is not None:  # --scenes too: EvalCfg refuses it
+        raise InputError("--episodes-file: the file fixes the episodes; drop --episodes")
     executor = eval_executor(jobs, ray, ray_address)
     scene_dirs = find_scene_dirs(scenes, "--scenes") if scenes else ()
     cfgs = [

@@ -24,7 +24,7 @@ from pathlib import Path
 import torch
 
 from urbanverse.errors import InputError
-from urbanverse.rl.evaluate import MAX_ENVS_PER_SCENE, PolicySource, SceneResult, _summarise, scene_seed
+from urbanverse.rl.evaluate import MAX_ENVS_PER_SCENE, PolicySource, SceneResult, scene_seed, summarise_parts
 from urbanverse.rl.loaded_policy import LoadedPolicy
 from urbanverse.sim import NavVecEnv, PedestrianCfg
 from urbanverse.sim.episodes import STATUSES, Episode
@@ -123,7 +123,8 @@ def evaluate_scene_episodes(
 
 @dataclasses.dataclass(frozen=True)
 class EpisodesUnit:
-    """One scene of a fixed-episode evaluation: picklable, run by ``evaluate.run_units``."""
+    """One scene of a fixed-episode evaluation: picklable, run by ``evaluate.run_units`` as an
+    ``EvalUnit`` is."""
 
     source: PolicySource
     scenes: tuple[str, ...]
@@ -145,11 +146,7 @@ class EpisodesUnit:
 def combine_episodes(parts: Sequence[EpisodesResult]) -> dict:
     """The results of one policy from its scene units (in group order); warns once per episode that
     did not run."""
-    raw = [p.name for p in parts]
-    names = [n if raw.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(raw)]
-    values = torch.stack([p.sums for p in parts])
-    counts = torch.tensor([p.episodes for p in parts])
-    results = _summarise(names, values, counts, 0)
+    results = summarise_parts(parts, 0)
     results["episodes_per_scene"] = None
     rows = [r for p in parts for r in p.rows]
     results["episodes"] = rows

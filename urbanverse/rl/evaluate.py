@@ -19,7 +19,7 @@ import functools
 import hashlib
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -33,6 +33,7 @@ from urbanverse.rl.policy import DeterministicActor
 from urbanverse.rl.runner import build_policy, load_checkpoint, resolve_checkpoint
 from urbanverse.sim import NavVecEnv, PedestrianCfg
 from urbanverse.sim.metrics import METRIC_NAMES
+from urbanverse.sim.world_loading import unique_names
 from urbanverse.threads import numba_threads, torch_threads
 
 #: Environments per evaluation scene at most.
@@ -271,10 +272,7 @@ def check_request(scenes: tuple[str, ...], episodes: int) -> None:
 def combine(parts: list[SceneResult], episodes: int) -> tuple[dict, list[Trajectory], EpisodeCanvas | None]:
     """The results of one policy from its scenes' units (in scene-list order): (results, recorded
     episodes in environment order, their canvas or None)."""
-    raw = [p.name for p in parts]
-    names = [n if raw.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(raw)]  # as NavVecEnv names them
-    values = torch.stack([p.sums for p in parts])
-    counts = torch.tensor([p.episodes for p in parts])
+    names = unique_names([p.name for p in parts])  # as NavVecEnv names them
     trajs = [
         dataclasses.replace(t, scene_name=names[t.scene_index])
         for group in itertools.zip_longest(*(p.trajectories for p in parts))
@@ -286,7 +284,7 @@ def combine(parts: list[SceneResult], episodes: int) -> tuple[dict, list[Traject
     if canvases:
         worlds = {i: w for c in canvases for i, w in c.worlds.items()}
         canvas = dataclasses.replace(canvases[0], worlds=worlds)
-    return _summarise(names, values, counts, episodes), trajs, canvas
+    return summarise_parts(parts, episodes), trajs, canvas
 
 
 @dataclasses.dataclass(frozen=True)
@@ -303,32 +301,28 @@ class EvalUnit:
     pedestrians: PedestrianCfg | None = None
     """The pedestrians to evaluate with; None: the policy's training pedestrians."""
 
+    def run(self) -> SceneResult:
+        """Evaluate this unit on one torch thread; the simulator's kernels keep this process's threads
+        (their results do not depend on the thread count)."""
+        loaded = self.source.load()
+        with torch_threads(1):
+            return evaluate_scene(
+                loaded,
+                self.scenes,
+                self.index,
+                self.episodes,
+                self.seed,
+                self.source.device,
+                self.record,
+                pedestrians=self.pedestrians,
+            )
+
 
 def run_unit(unit: EvalUnit) -> SceneResult:
     """Evaluate one unit on a worker: one torch thread and one thread in the simulator's multi-threaded
     kernels, since a unit declares one CPU (more would oversubscribe the cores of the other workers)."""
     with numba_threads(1):
-        return _run_here(unit)
-
-
-def _run_here(unit: EvalUnit) -> SceneResult:
-    """Evaluate one unit on one torch thread; the simulator's kernels keep this process's threads
-    (their results do not depend on the thread count). A unit of another kind (a fixed-episode
-    ``episode_eval.EpisodesUnit``) runs itself."""
-    if not isinstance(unit, EvalUnit):
         return unit.run()
-    loaded = unit.source.load()
-    with torch_threads(1):
-        return evaluate_scene(
-            loaded,
-            unit.scenes,
-            unit.index,
-            unit.episodes,
-            unit.seed,
-            unit.source.device,
-            unit.record,
-            pedestrians=unit.pedestrians,
-        )
 
 
 def run_units(
@@ -342,7 +336,7 @@ def run_units(
     done: dict[str, SceneResult] = {}
     if executor is None or (executor.jobs == 1 and not executor.uses_ray):
         for key, unit in units.items():
-            done[key] = _run_here(unit)
+            done[key] = unit.run()
             if progress is not None:
                 progress(len(done), len(units))
         return done
@@ -409,6 +403,14 @@ def _outcome(extras: dict, i: int) -> str:
     if bool(extras["time_outs"][i]):
         return "time-out"
     return "collision"
+
+
+def summarise_parts(parts: Sequence[SceneResult], episodes: int) -> dict:
+    """The figures per scene and overall of one policy's scene units (in scene-list order), with
+    ``episodes`` per scene recorded (0 where the count varies)."""
+    values = torch.stack([p.sums for p in parts])
+    counts = torch.tensor([p.episodes for p in parts])
+    return _summarise(unique_names([p.name for p in parts]), values, counts, episodes)
 
 
 def _summarise(names: list[str], values: torch.Tensor, counts: torch.Tensor, episodes: int) -> dict:

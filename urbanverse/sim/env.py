@@ -35,13 +35,9 @@ from urbanverse.sim.sensors.depth_camera import DepthCamera
 from urbanverse.sim.sensors.lidar import Lidar
 from urbanverse.sim.task import REWARD_TERMS, TaskState
 from urbanverse.sim.terms import lidar_observation, rotate_b2w, target_in_body_frame
-from urbanverse.sim.world_loading import load_world_batch
+from urbanverse.sim.world_loading import load_world_batch, unique_names
 
 log = logging.getLogger(__name__)
-
-
-def _unique(names: list[str]) -> list[str]:
-    return [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
 
 
 class NavVecEnv:
@@ -61,7 +57,7 @@ class NavVecEnv:
             self.world, self.plan = load_episode_world(
                 cfg.scene_dirs, cfg.world, cfg.task, rc, cfg.device, episodes
             )
-        self.scene_names = _unique(self.world.names)
+        self.scene_names = unique_names(self.world.names)
         self.robot = Robot(rc, n, cfg.device)
         self.lidar = (
             Lidar(cfg.lidar, self.world, n, cfg.device, self.robot.cfg.max_step_height) if cfg.lidar else None

@@ -26,12 +26,12 @@ import numpy as np
 from urbanverse.errors import InputError
 from urbanverse.records import atomic_path
 from urbanverse.scene.record import load_scene
-from urbanverse.sim.geodesic import coarse_grid, compute_goal_fields, with_goals
+from urbanverse.sim.geodesic import cell_centres, coarse_grid, compute_goal_fields, with_goals
 from urbanverse.sim.robots import RobotCfg
 from urbanverse.sim.task import PointNavCfg
 from urbanverse.sim.world import WorldCfg, compile_world
 from urbanverse.sim.world_batch import ScenePeople, WorldBatch
-from urbanverse.sim.world_loading import goal_spec
+from urbanverse.sim.world_loading import goal_spec, unique_names
 
 #: Episode statuses, in the order they are checked (the first that applies is given).
 STATUSES = ("ok", "start_blocked", "goal_blocked", "unreachable")
@@ -165,10 +165,6 @@ def save_episodes(path: Path | str, episodes: Sequence[Episode]) -> Path:
     return path
 
 
-def _unique(names: list[str]) -> list[str]:
-    return [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
-
-
 def make_episodes(
     scene_dirs: Sequence[Path | str],
     per_scene: int,
@@ -188,17 +184,18 @@ def make_episodes(
         raise InputError(f"--seed: need >= 0, got {seed}")
     spec = goal_spec(task_cfg, robot_cfg)
     worlds = [compile_world(d, world_cfg) for d in scene_dirs]
-    names = _unique([w.name for w in worlds])
+    names = unique_names([w.name for w in worlds])
     out = []
     for s, (scene, world) in enumerate(zip(scene_dirs, worlds, strict=True)):
         fields = compute_goal_fields(world, spec, cache=world_cfg.cache)
-        grid = coarse_grid(world, spec)
+        width = fields.traversable.shape[1]
         rng = np.random.default_rng([seed, s])
         for j in range(per_scene):
             g = int(rng.integers(len(fields.goals_xy)))
             cell = int(fields.spawn_cells[g, rng.integers(fields.spawn_count[g])])
             yaw = float(rng.uniform(-math.pi, math.pi))
-            x, y = (round(float(v), 4) for v in grid.centres(np.array([cell]))[0])
+            centre = cell_centres(fields.origin, fields.resolution, width, np.array([cell]))[0]
+            x, y = (round(float(v), 4) for v in centre)
             gx, gy = (round(float(v), 4) for v in fields.goals_xy[g])
             out.append(
                 Episode(

@@ -121,10 +121,15 @@ class CoarseGrid:
 
     def centres(self, cells: np.ndarray) -> np.ndarray:
         """World xy (K, 2) float32 m of the centres of flat cells ``cells`` (K,)."""
-        cells = np.asarray(cells)
-        wc = self.traversable.shape[1]
-        ij = np.stack([cells % wc, cells // wc], axis=1)
-        return (np.asarray(self.origin) + (ij + 0.5) * self.resolution).astype(np.float32)
+        return cell_centres(self.origin, self.resolution, self.traversable.shape[1], cells)
+
+
+def cell_centres(origin: tuple[float, float], resolution: float, width: int, cells: np.ndarray) -> np.ndarray:
+    """World xy (K, 2) float32 m of the centres of flat cells ``cells`` (K,) of a grid ``width`` cells
+    wide with ``resolution`` m cells from ``origin`` (the coarse grid's and ``GoalFields``' layout)."""
+    cells = np.asarray(cells)
+    ij = np.stack([cells % width, cells // width], axis=1)
+    return (np.asarray(origin) + (ij + 0.5) * resolution).astype(np.float32)
 
 
 def coarse_grid(world: CompiledWorld, spec: GoalFieldsSpec) -> CoarseGrid:

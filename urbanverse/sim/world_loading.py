@@ -38,3 +38,9 @@ def goal_spec(task: PointNavCfg, robot: RobotCfg) -> GoalFieldsSpec:
         min_distance=task.min_goal_distance,
         max_distance=task.max_goal_distance,
     )
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """Scene names made unique by their place in the list where they repeat (``name_<i>``): how
+    environments, episode files and evaluation tables name the scenes of one list."""
+    return [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]

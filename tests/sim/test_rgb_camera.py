@@ -1,4 +1,6 @@
-"""RGB camera: poses, renders of a known plaza (sky over ground, a pedestrian ahead), env wiring."""
+"""RGB camera: poses, both renderers on a known plaza (sky over ground, a pedestrian ahead), the
+column renderer against MuJoCo from the same poses (mean colour per semantic class), its depth and
+overhangs, and the environment wiring."""
 
 from __future__ import annotations
 
@@ -9,23 +11,36 @@ import pytest
 import torch
 
 import urbanverse.sim as sim
+from urbanverse.errors import InputError
+from urbanverse.render.scene_model import semantic_classes, semantic_id
+from urbanverse.scene.record import load_scene
 from urbanverse.sim import NavEnvCfg, NavVecEnv, PedestrianCfg, RgbCameraCfg
+from urbanverse.sim.appearance import NONE_BELOW, coarsen, compile_appearance
+from urbanverse.sim.sensors.column_camera import virtual_camera
 from urbanverse.sim.sensors.rgb_camera import RgbCamera, camera_poses
+from urbanverse.sim.world import compile_world
 
 from .conftest import EXAMPLE, world_batch
 
-LEVEL = RgbCameraCfg(height=24, width=32, pitch=0.0, mount_height=1.0, mount_forward=0.0)
+LEVEL = dict(height=24, width=32, pitch=0.0, mount_height=1.0, mount_forward=0.0)
+GROUND_CLASSES = ("road", "sidewalk", "crosswalk", "ramp", "plaza")
 
 
-@pytest.fixture(scope="module")
-def plaza_camera(plaza_dir):
-    camera = RgbCamera(LEVEL, world_batch(plaza_dir), [plaza_dir], 2, "cpu", max_pedestrians=1)
+@pytest.fixture(scope="module", params=["columns", "mujoco"])
+def plaza_camera(plaza_dir, request):
+    cfg = RgbCameraCfg(renderer=request.param, **LEVEL)
+    camera = RgbCamera(cfg, world_batch(plaza_dir), [plaza_dir], 2, "cpu", max_pedestrians=1)
     yield camera
     camera.close()
 
 
+@pytest.fixture(scope="module")
+def example_world():
+    return world_batch(EXAMPLE)
+
+
 def test_camera_pose_axes_follow_yaw_and_pitch():
-    cfg = RgbCameraCfg(pitch=math.radians(30), mount_height=0.5, mount_forward=0.2)
+    cfg = RgbCameraCfg(pitch=math.radians(30), mount_height=0.5, mount_forward=0.2, renderer="mujoco")
     pose = camera_poses(cfg, np.array([[1.0, 2.0]]), np.array([math.pi / 2]), np.array([0.15]))[0]
     rot = pose[:3, :3]
     assert np.allclose(rot.T @ rot, np.eye(3)) and np.linalg.det(rot) == pytest.approx(1.0)
@@ -41,7 +56,8 @@ def test_level_view_shows_sky_above_ground_and_a_pedestrian_ahead(plaza_camera):
     ground = torch.zeros(2)
     # Environment 0 has a pedestrian 3 m ahead; environment 1's stands behind the camera.
     peds = torch.tensor([[[5.0, 5.0]], [[0.5, 5.0]]])
-    rgb = plaza_camera.compute(scene, pos, yaw, ground, peds, 0.3).numpy().astype(int)
+    rgb, _, _ = plaza_camera.compute(scene, pos, yaw, ground, peds, 0.3)
+    rgb = rgb.numpy().astype(int)
     assert rgb.shape == (2, 24, 32, 3)
     sky, floor = rgb[1, :6], rgb[1, -6:]
     assert (sky[..., 2] > sky[..., 0]).all()  # blue sky in the top rows
@@ -49,20 +65,129 @@ def test_level_view_shows_sky_above_ground_and_a_pedestrian_ahead(plaza_camera):
     centre = (slice(8, 16), slice(14, 18))
     assert np.abs(rgb[0][centre] - rgb[1][centre]).sum(-1).mean() > 60  # the pedestrian covers the centre
     assert np.array_equal(rgb[0, :, :4], rgb[1, :, :4])  # and nothing else changes
-    again = plaza_camera.compute(scene, pos, yaw, ground, peds, 0.3).numpy()
+    again = plaza_camera.compute(scene, pos, yaw, ground, peds, 0.3)[0].numpy()
     assert np.array_equal(again, rgb)
 
 
-def test_env_with_rgb_passes_check_env_and_lays_out_pixels():
-    cfg = RgbCameraCfg(height=8, width=8)
+def test_column_depth_and_semantics_follow_the_geometry(plaza_dir):
+    """Level camera 1 m over a flat plaza: a ground pixel on row v (y = (v + 0.5 - H/2) / f below
+    the axis) sees the floor at z-depth 1 / y; rows above the horizon see sky (depth = max range)."""
+    cfg = RgbCameraCfg(renderer="columns", **LEVEL)
+    camera = RgbCamera(cfg, world_batch(plaza_dir), [plaza_dir], 1, "cpu")
+    zero = torch.zeros(1)
+    _, depth, semantic = camera.compute(
+        torch.zeros(1, dtype=torch.long), torch.tensor([[2.0, 5.0]]), zero, zero
+    )
+    depth, semantic = depth[0].numpy(), semantic[0].numpy()
+    f = 0.5 * cfg.width / math.tan(0.5 * cfg.hfov)
+    y = (np.arange(cfg.height) + 0.5 - 0.5 * cfg.height) / f
+    col = cfg.width // 2
+    for v in range(cfg.height):
+        if y[v] > 0.15:  # the floor within 6.7 m (the far edge of the plaza is 8 m away)
+            assert depth[v, col] == pytest.approx(1.0 / y[v], rel=0.06)
+            assert semantic[v, col] == semantic_id("plaza")
+        elif y[v] < 0:
+            assert semantic[v, col] == 0 and depth[v, col] == cfg.max_range
+
+
+def test_pitched_camera_resamples_the_level_one_exactly_at_the_centre():
+    cfg = RgbCameraCfg(height=64, width=64, pitch=math.radians(10))
+    cam = virtual_camera(cfg)
+    wv = len(cam["col_tan"])
+    centre = cam["pixel_map"].reshape(64, 64)[32, 32]
+    row, column = divmod(int(centre), wv)
+    # The optical axis is tilted 10 degrees down: in the level frame its image point is (0, tan 10).
+    assert cam["row_tan"][row] == pytest.approx(math.tan(math.radians(10)), abs=1.0 / cam["focal"])
+    assert cam["col_tan"][column] == pytest.approx(0.0, abs=1.0 / cam["focal"])
+    assert cam["depth_scale"].min() > 0
+
+
+def test_appearance_grid_holds_crowns_overhead_and_mipmaps_keep_their_extremes():
+    world = compile_world(EXAMPLE)
+    grid = compile_appearance(EXAMPLE, world)
+    tree = next(o for o in load_scene(EXAMPLE).objects if o.category == "broadleaf_tree")
+    iy, ix = world.cell_of(
+        np.asarray(tree.position[:2]) + np.array([1.0, 0.0])
+    )  # under the crown, off the trunk
+    assert grid.over_bottom[iy, ix] > tree.position[2] + 1.0  # the crown hangs over open ground
+    assert grid.over_class[iy, ix] == semantic_id("broadleaf_tree")
+    assert grid.base_class[iy, ix] != semantic_id("broadleaf_tree")
+    coarse = coarsen(grid, 4)
+    assert coarse.base_top.shape == (-(-world.shape[0] // 4), -(-world.shape[1] // 4))
+    assert coarse.base_top.max() == grid.base_top.max()
+    assert coarse.over_top.max() == grid.over_top.max()
+    on_map = grid.base_top > NONE_BELOW
+    assert np.isclose(
+        coarse.base_top[iy // 4, ix // 4],
+        grid.base_top[iy // 4 * 4 : iy // 4 * 4 + 4, ix // 4 * 4 : ix // 4 * 4 + 4].max(),
+    )
+    assert on_map.mean() > 0.5
+
+
+def test_columns_match_mujoco_mean_colour_per_class(example_world):
+    """Both renderers from the same 24 poses on the example street: the same class at 95 % of pixels,
+    ground and sky classes within 8 levels of MuJoCo's mean colour, objects within 30."""
+    cfg = RgbCameraCfg(height=48, width=64)
+    columns = RgbCamera(cfg, example_world, [EXAMPLE], 24, "cpu")
+    mujoco = RgbCamera(
+        RgbCameraCfg(height=48, width=64, renderer="mujoco"), example_world, [EXAMPLE], 24, "cpu"
+    )
+    try:
+        g = torch.Generator().manual_seed(5)
+        scene = torch.zeros(24, dtype=torch.long)
+        _, _, spawn = example_world.sample_goal_and_spawn(scene, g)
+        yaw = torch.rand(24, generator=g) * 2 * math.pi
+        ground = example_world.lookup(example_world.ground_height, scene, spawn)
+        rgb, _, sem = (a.numpy() for a in columns.compute(scene, spawn, yaw, ground))
+        poses = camera_poses(cfg, spawn.double().numpy(), yaw.double().numpy(), ground.double().numpy())
+        views = [mujoco.rasterizers[0].render(mujoco.camera, pose, ids=True) for pose in poses]
+        ref_rgb = np.stack([v.rgb for v in views])
+        ref_sem = np.stack([v.semantic for v in views])
+    finally:
+        mujoco.close()
+    assert (sem == ref_sem).mean() > 0.95
+    names = semantic_classes()
+    checked = []
+    for c in np.unique(ref_sem):
+        ours, theirs = sem == c, ref_sem == c
+        if ours.sum() < 200 or theirs.sum() < 200:
+            continue
+        diff = np.abs(rgb[ours].mean(0) - ref_rgb[theirs].mean(0)).max()
+        limit = 8 if names[int(c)] in ("sky", *GROUND_CLASSES) else 30
+        assert diff <= limit, f"{names[int(c)]}: mean colour {diff:.0f} levels from MuJoCo's"
+        checked.append(names[int(c)])
+    assert {"sky", "road", "sidewalk", "broadleaf_tree"} <= set(checked)
+
+
+def test_env_observes_rgb_and_depth_from_one_pass():
+    cfg = RgbCameraCfg(height=8, width=8, observe_depth=True)
     env = NavVecEnv(
         NavEnvCfg(scene_dirs=(EXAMPLE,), num_envs=3, lidar=None, rgb=cfg, pedestrians=PedestrianCfg(count=2))
     )
     try:
         sim.check_env(env, steps=6)
-        pixels = env.get_observations()[:, env.obs_layout["rgb"]]
+        assert env.image_shapes == {"depth": (8, 8, 1), "rgb": (8, 8, 3)}
+        obs = env.get_observations()
+        pixels = obs[:, env.obs_layout["rgb"]]
         assert pixels.shape == (3, 8 * 8 * 3) and 0.0 <= float(pixels.min()) and float(pixels.max()) <= 1.0
         assert torch.equal(pixels, env.rgb.data.rgb.flatten(1).float() / 255.0)
         assert float(pixels.std()) > 0.02  # a real image, not a blank buffer
+        depth = obs[:, env.obs_layout["depth"]]
+        assert torch.equal(depth, env.rgb.data.depth.flatten(1) / cfg.max_range)
+        assert 0.0 < float(depth.min()) and float(depth.max()) <= 1.0
     finally:
         env.close()
+
+
+def test_depth_twice_and_unknown_renderer_are_refused():
+    with pytest.raises(InputError, match="not both"):
+        NavEnvCfg(
+            scene_dirs=(EXAMPLE,),
+            lidar=None,
+            depth=sim.DepthCameraCfg(),
+            rgb=RgbCameraCfg(observe_depth=True),
+        )
+    with pytest.raises(InputError, match="renderer"):
+        RgbCameraCfg(renderer="vulkan")
+    with pytest.raises(InputError, match="only the columns renderer"):
+        RgbCameraCfg(renderer="mujoco", observe_depth=True)

@@ -54,6 +54,20 @@ def srgb(linear_rgb: Sequence[float]) -> list[float]:
     return [float(c) for c in linear_to_srgb(np.clip(np.asarray(linear_rgb, float), 0, 1))]
 
 
+def part_look(linear_rgb: Sequence[float]) -> tuple[list[float], str]:
+    """How a part of linear colour ``linear_rgb`` is drawn: display RGBA that tints its detail
+    texture, and the texture's kind; the tint is scaled up by the texture's mean so that the mean
+    colour stays the part's own."""
+    rgba = [min(1.0, x * 255.0 / DETAIL_MEAN) for x in srgb(linear_rgb)] + [1.0]
+    return rgba, "leaves" if is_leafy(linear_rgb) else "grain"
+
+
+@functools.cache
+def detail_mean(kind: str) -> float:
+    """Mean 8-bit value of the ``kind`` detail texture."""
+    return float(detail_texture(kind).mean())
+
+
 def is_leafy(linear_rgb: Sequence[float]) -> bool:
     r, g, b = linear_rgb
     return g > 1.15 * max(r, b)
@@ -86,7 +100,6 @@ def add_asset_meshes(
             v = np.vstack([np.asarray(m.vertices) for m in meshes]) * np.asarray(scale, float)
             f = np.vstack([np.asarray(m.faces) + o for m, o in zip(meshes, offsets, strict=True)])
             builder.add_mesh(name, v, f, triplanar_uv(v, f, DETAIL_TILE_M))
-        texture = detail_texture_name(builder, "leaves" if is_leafy(rgb) else "grain")
-        rgba = [min(1.0, x * 255.0 / DETAIL_MEAN) for x in srgb(rgb)] + [1.0]
-        out.append(AssetMesh(name, rgba, texture))
+        rgba, kind = part_look(rgb)
+        out.append(AssetMesh(name, rgba, detail_texture_name(builder, kind)))
     return out

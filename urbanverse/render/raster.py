@@ -29,6 +29,8 @@ from urbanverse.errors import MissingDependencyError
 
 #: Rotation from the OpenCV camera frame (x right, y down, z forward) to MuJoCo's (x right, y up, -z fwd).
 _CV_TO_MJ = np.diag([1.0, -1.0, -1.0])
+#: Diffuse strength of the light that shines from the camera along its view (display units).
+HEADLIGHT = 0.12
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -249,7 +251,7 @@ class SceneBuilder:
         sun.softness = lighting.shadow_softness
         spec.visual.headlight.active = 1
         spec.visual.headlight.ambient = list(lighting.ambient_color)
-        spec.visual.headlight.diffuse = [0.12, 0.12, 0.12]
+        spec.visual.headlight.diffuse = [HEADLIGHT] * 3
         spec.visual.headlight.specular = [0.0, 0.0, 0.0]
         spec.visual.quality.shadowsize = lighting.shadow_map
         spec.visual.quality.offsamples = 0  # multisampling costs 2-3x on a software rasterizer

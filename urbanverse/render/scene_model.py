@@ -58,7 +58,7 @@ def semantic_id(category: str) -> int:
     return _class_ids().get(category, OTHER_OBJECT)
 
 
-def _load_texture(path: Path) -> np.ndarray:
+def load_texture(path: Path) -> np.ndarray:
     image = Image.open(path).convert("RGB")
     image.thumbnail((MAX_TEXTURE, MAX_TEXTURE))
     return np.asarray(image)
@@ -72,7 +72,7 @@ def _add_ground(builder: SceneBuilder, scene: Scene, scene_dir: Path) -> None:
         if mat.texture:
             tex = f"ground:{mat.texture}"
             path = resolve_inside(scene_dir, mat.texture, f"ground[{k}].material.texture")
-            builder.add_texture(tex, _load_texture(path))
+            builder.add_texture(tex, load_texture(path))
             rgba = [1.0, 1.0, 1.0, 1.0]
         else:
             tex = detail_texture_name(builder, "grain")

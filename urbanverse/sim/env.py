@@ -22,6 +22,7 @@ index in the episode list (-1: a sampled one) and ``extras["episode_steps"]`` (K
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 
 import torch
@@ -65,7 +66,7 @@ class NavVecEnv:
         self.depth = DepthCamera(cfg.depth, self.world, n, cfg.device) if cfg.depth else None
         self.rgb = None
         if cfg.rgb:
-            from urbanverse.sim.sensors.rgb_camera import RgbCamera  # loads the renderer
+            from urbanverse.sim.sensors.rgb_camera import RgbCamera  # loads MuJoCo and the renderer
 
             self.rgb = RgbCamera(
                 cfg.rgb, self.world, cfg.scene_dirs, n, cfg.device, max_pedestrians=cfg.pedestrians.count
@@ -75,10 +76,18 @@ class NavVecEnv:
         self.reward_weights = cfg.rewards.weights()
         self.num_actions = rc.action_dim
         self.max_episode_length = cfg.task.max_episode_steps
+        self.image_shapes: dict[str, tuple[int, int, int]] = {}
+        """Shape (H, W, C) of each image entry of ``obs_layout`` (pixels row-major, channels last)."""
+        if cfg.depth:
+            self.image_shapes["depth"] = (cfg.depth.height, cfg.depth.width, 1)
+        if cfg.rgb and cfg.rgb.observe_depth:
+            self.image_shapes["depth"] = (cfg.rgb.height, cfg.rgb.width, 1)
+        if cfg.rgb:
+            self.image_shapes["rgb"] = (cfg.rgb.height, cfg.rgb.width, 3)
         sizes = {
             "lidar": cfg.lidar.num_beams if cfg.lidar else 0,
-            "depth": cfg.depth.height * cfg.depth.width if cfg.depth else 0,
-            "rgb": cfg.rgb.height * cfg.rgb.width * 3 if cfg.rgb else 0,
+            "depth": math.prod(self.image_shapes.get("depth", (0,))),
+            "rgb": math.prod(self.image_shapes.get("rgb", (0,))),
             "goal_b": 2,
             "route_b": 2 if cfg.task.route_waypoint_m > 0 else 0,
             "velocity_b": 3,
@@ -278,6 +287,8 @@ class NavVecEnv:
             parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
         if self.rgb is not None:
             self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
+            if self.rgb.cfg.observe_depth:
+                parts.append(self.rgb.data.depth[sel].flatten(1) / self.rgb.cfg.max_range)
             parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)
         parts.append(target_in_body_frame(self.goal_xy[sel], pos, yaw))
         if self.cfg.task.route_waypoint_m > 0:

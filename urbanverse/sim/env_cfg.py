@@ -19,11 +19,12 @@ from urbanverse.sim.world import WorldCfg
 class NavEnvCfg:
     """Everything a ``NavVecEnv`` is built from.
 
-    Observations concatenate, in this order (see ``NavVecEnv.obs_layout``): LiDAR ranges / max
-    range (B), depth pixels / max range (H * W, row-major), RGB pixels / 255 (H * W * 3, row-major,
-    channels last), goal vector in the body frame (2, m), the route waypoint in the body frame (2, m;
-    only with ``task.route_waypoint_m > 0``), body velocity (vx, vy, wz) (3), and the last clamped
-    action (A).
+    Observations concatenate, in this order (see ``NavVecEnv.obs_layout``; the images' shapes are in
+    ``NavVecEnv.image_shapes``): LiDAR ranges / max range (B), depth pixels / max range (H * W,
+    row-major; from the depth camera, or from the RGB camera's pass with ``rgb.observe_depth``), RGB
+    pixels / 255 (H * W * 3, row-major, channels last), goal vector in the body frame (2, m), the
+    route waypoint in the body frame (2, m; only with ``task.route_waypoint_m > 0``), body velocity
+    (vx, vy, wz) (3), and the last clamped action (A).
     """
 
     scene_dirs: tuple[Path | str, ...]
@@ -37,7 +38,7 @@ class NavEnvCfg:
     depth: DepthCameraCfg | None = None
     """Depth camera, or None."""
     rgb: RgbCameraCfg | None = None
-    """RGB camera (rendered on the CPU, see ``RgbCameraCfg``), or None."""
+    """RGB camera (batched column renderer or MuJoCo, see ``RgbCameraCfg``), or None."""
     pedestrians: PedestrianCfg = field(default_factory=PedestrianCfg)
     """Moving pedestrians: how they move (random, replayed from the scene's recorded people, or a
     crowd on its flow field), their number, speed and size."""
@@ -63,6 +64,10 @@ class NavEnvCfg:
             raise InputError(f"NavEnvCfg.robot: {self.robot!r} is not one of {sorted(ROBOTS)}")
         if self.lidar is None and self.depth is None and self.rgb is None:
             raise InputError("NavEnvCfg: enable at least one of lidar, depth and rgb")
+        if self.depth is not None and self.rgb is not None and self.rgb.observe_depth:
+            raise InputError(
+                "NavEnvCfg: take depth from the depth camera or from rgb.observe_depth, not both"
+            )
 
     @property
     def robot_cfg(self) -> RobotCfg:

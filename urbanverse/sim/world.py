@@ -139,7 +139,7 @@ def step_edges(ground_height: np.ndarray, max_step: float) -> np.ndarray:
     return edges
 
 
-def _fill_triangles(
+def fill_triangles(
     grid_shape: tuple[int, int], origin: np.ndarray, res: float, tris: np.ndarray, pad: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cells whose centres lie in one of the triangles ``tris`` (T, 3, 2), grown by ``pad`` metres.
@@ -223,7 +223,7 @@ def _build(scene_dir: Path, scene: Scene, cfg: WorldCfg, key: str) -> CompiledWo
     for region in scene.ground:
         top, tris = top_triangles(region)
         for tri in tris:
-            rows, cols, lam = _fill_triangles((h, w), origin, res, top[tri][None, :, :2])
+            rows, cols, lam = fill_triangles((h, w), origin, res, top[tri][None, :, :2])
             ground_height[rows, cols] = lam @ top[tri][:, 2]
             ground_type[rows, cols] = GROUND_TYPES.index(region.type)
     occupancy = ground_type == 0
@@ -233,7 +233,7 @@ def _build(scene_dir: Path, scene: Scene, cfg: WorldCfg, key: str) -> CompiledWo
             continue
         centre = hull.mean(0)
         fan = np.stack([np.broadcast_to(centre, hull.shape), hull, np.roll(hull, -1, axis=0)], axis=1)
-        rows, cols, _ = _fill_triangles((h, w), origin, res, fan, pad=0.5 * res)
+        rows, cols, _ = fill_triangles((h, w), origin, res, fan, pad=0.5 * res)
         occupancy[rows, cols] = True
         surface_height[rows, cols] = np.maximum(surface_height[rows, cols], z1)
     walk_codes = [GROUND_TYPES.index(t) for t in cfg.walkable_types]

@@ -1,9 +1,10 @@
-"""RGB camera: each environment's view rendered from its scene's meshes, pedestrians as capsules.
+"""RGB camera: each environment's view of its scene, from the batched column renderer or MuJoCo.
 
-One ``urbanverse.render`` rasterizer per scene (built once; about a second and a few tens of MB
-per street) renders every environment in that scene, one view after another, in the thread that
-built it. Unlike the LiDAR and depth camera this is not a grid method: it sees everything the
-renderer draws (facades, foliage, overhangs, ground markings, colours).
+``RgbCameraCfg.renderer`` picks the renderer (see ``RgbCameraCfg``): the column renderer
+(``column_camera.ColumnRenderer``) draws every environment in one multi-threaded call and also
+gives depth and semantic ids; the MuJoCo rasterizer (one per scene, built once: about a second and a
+few tens of MB per street) draws one view after another in the thread that built it. Both see more
+than the LiDAR and the 2.5D depth camera: colours, ground types, overhanging crowns and lamp heads.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import torch
 from urbanverse.render.raster import Capsule, PinholeCamera
 from urbanverse.render.scene_model import build_rasterizer
 from urbanverse.scene.record import load_scene
+from urbanverse.sim.sensors.column_camera import ColumnRenderer
 from urbanverse.sim.sensors.depth_camera import PEDESTRIAN_HEIGHT
 from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
 from urbanverse.sim.sensors.rgb_camera_data import RgbCameraData
 from urbanverse.sim.world_batch import WorldBatch
 
-#: Linear RGBA clothing colours that pedestrians cycle through.
+#: Display RGBA clothing colours that pedestrians cycle through.
 PEDESTRIAN_COLOURS = (
     (0.05, 0.07, 0.2, 1.0),
     (0.5, 0.08, 0.06, 1.0),
@@ -50,7 +52,8 @@ def camera_poses(cfg: RgbCameraCfg, pos_w: np.ndarray, yaw_w: np.ndarray, ground
 
 
 class RgbCamera:
-    """Batched RGB camera; ``update`` writes ``data.rgb`` for the given environments."""
+    """Batched RGB camera; ``update`` writes ``data`` (colour, and with the column renderer depth and
+    semantic ids) for the given environments."""
 
     def __init__(
         self,
@@ -65,16 +68,20 @@ class RgbCamera:
         self.cfg = cfg
         self.world = world
         self.device = device
-        self.camera = PinholeCamera.from_hfov(cfg.width, cfg.height, float(np.degrees(cfg.hfov)))
-        self.rasterizers = [
-            build_rasterizer(
-                load_scene(Path(d)), Path(d), cfg.width, cfg.height, cfg.shadows, max_pedestrians
-            )
-            for d in scene_dirs
-        ]
-        self.data = RgbCameraData(
-            rgb=torch.zeros((num_envs, cfg.height, cfg.width, 3), dtype=torch.uint8, device=device)
-        )
+        size = (num_envs, cfg.height, cfg.width)
+        self.data = RgbCameraData(rgb=torch.zeros((*size, 3), dtype=torch.uint8, device=device))
+        if cfg.renderer == "columns":
+            self.columns = ColumnRenderer(cfg, world, scene_dirs)
+            self.data.depth = torch.full(size, cfg.max_range, device=device)
+            self.data.semantic = torch.zeros(size, dtype=torch.uint8, device=device)
+        else:
+            self.camera = PinholeCamera.from_hfov(cfg.width, cfg.height, float(np.degrees(cfg.hfov)))
+            self.rasterizers = [
+                build_rasterizer(
+                    load_scene(Path(d)), Path(d), cfg.width, cfg.height, cfg.shadows, max_pedestrians
+                )
+                for d in scene_dirs
+            ]
 
     def compute(
         self,
@@ -84,44 +91,58 @@ class RgbCamera:
         ground_w: torch.Tensor,
         peds_w: torch.Tensor | None = None,
         ped_radius: float = 0.0,
-    ) -> torch.Tensor:
-        """Images (K, H, W, 3) uint8 for robots at ``pos_w`` (K, 2) m, ``yaw_w`` (K,) rad on ground
-        ``ground_w`` (K,) m; pedestrians ``peds_w`` (K, P, 2) m or None."""
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """Colour (K, H, W, 3) uint8, depth (K, H, W) m and semantic ids (K, H, W) uint8 (None from
+        MuJoCo) for robots at ``pos_w`` (K, 2) m, ``yaw_w`` (K,) rad on ground ``ground_w`` (K,) m;
+        pedestrians ``peds_w`` (K, P, 2) m or None."""
         poses = camera_poses(
             self.cfg,
             pos_w.detach().cpu().double().numpy(),
             yaw_w.detach().cpu().double().numpy(),
             ground_w.detach().cpu().double().numpy(),
         )
-        people: list[list[Capsule]] = [[] for _ in range(len(poses))]
-        if peds_w is not None and peds_w.shape[1] > 0:
-            base = self.world.lookup(self.world.ground_height, scene, peds_w).cpu().numpy()
-            xy = peds_w.detach().cpu().numpy()
-            for k, row in enumerate(people):
-                for p in range(xy.shape[1]):
-                    colour = PEDESTRIAN_COLOURS[p % len(PEDESTRIAN_COLOURS)]
-                    row.append(
-                        Capsule(
-                            (float(xy[k, p, 0]), float(xy[k, p, 1]), float(base[k, p])),
-                            ped_radius,
-                            PEDESTRIAN_HEIGHT,
-                            colour,
-                        )
-                    )
+        if peds_w is None:
+            peds_w = pos_w.new_zeros(pos_w.shape[0], 0, 2)
+        base = self.world.lookup(self.world.ground_height, scene, peds_w).detach().cpu().numpy()
+        xy = peds_w.detach().cpu().numpy()
+        if self.cfg.renderer == "columns":
+            rgb, depth, semantic = self.columns.render(
+                scene.detach().cpu().numpy(),
+                poses[:, :3, 3],
+                yaw_w.detach().cpu().double().numpy(),
+                xy,
+                base,
+                ped_radius,
+                PEDESTRIAN_HEIGHT,
+                np.asarray(PEDESTRIAN_COLOURS)[:, :3],
+            )
+            return tuple(torch.from_numpy(a).to(self.device) for a in (rgb, depth, semantic))
         out = np.empty((len(poses), self.cfg.height, self.cfg.width, 3), np.uint8)
         for k, m in enumerate(scene.tolist()):
-            out[k] = self.rasterizers[m].render(self.camera, poses[k], ids=False, capsules=people[k]).rgb
-        return torch.from_numpy(out).to(self.device)
+            people = [
+                Capsule(
+                    (float(xy[k, p, 0]), float(xy[k, p, 1]), float(base[k, p])),
+                    ped_radius,
+                    PEDESTRIAN_HEIGHT,
+                    PEDESTRIAN_COLOURS[p % len(PEDESTRIAN_COLOURS)],
+                )
+                for p in range(xy.shape[1])
+            ]
+            out[k] = self.rasterizers[m].render(self.camera, poses[k], ids=False, capsules=people).rgb
+        return torch.from_numpy(out).to(self.device), None, None
 
     def update(self, env_ids, scene, pos_w, yaw_w, ground_w, peds_w=None, ped_radius=0.0) -> None:
         """Render for ``env_ids`` (all when None); the other arguments are already indexed by them."""
-        rgb = self.compute(scene, pos_w, yaw_w, ground_w, peds_w, ped_radius)
-        if env_ids is None:
-            self.data.rgb = rgb
-        else:
-            self.data.rgb[env_ids] = rgb
+        images = self.compute(scene, pos_w, yaw_w, ground_w, peds_w, ped_radius)
+        for name, image in zip(("rgb", "depth", "semantic"), images, strict=True):
+            if image is None:
+                continue
+            if env_ids is None:
+                setattr(self.data, name, image)
+            else:
+                getattr(self.data, name)[env_ids] = image
 
     def close(self) -> None:
-        """Free the rasterizers' OpenGL buffers."""
-        for r in self.rasterizers:
+        """Free the MuJoCo rasterizers' OpenGL buffers (the column renderer holds plain arrays)."""
+        for r in getattr(self, "rasterizers", ()):
             r.close()

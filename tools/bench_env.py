@@ -3,7 +3,9 @@
 Scene: ``urbanverse.bench.tiled_street`` (the example street tiled 4 times, 160 m, plus 60 seeded
 props: 104 objects, curbs, ramps), wheeled robot, 4 pedestrians per environment, random
 actions. Sensors: (a) 64-beam LiDAR + goal, (b) 32 x 32 depth camera + goal (no LiDAR),
-(c) 32 x 32 RGB camera + goal (rendered on the CPU; only at ``--rgb-sizes``, it is ~100x slower).
+(c) 32 x 32 RGB camera rendered by MuJoCo + goal (``mujoco32``, only at ``--rgb-sizes``: one
+environment at a time); ``--sensor rgb``: the batched column RGB camera + goal at 64 x 64 and
+135 x 240 (``rgb64``, ``rgb135x240``).
 Each configuration runs in a fresh process so its peak RSS is its own; "KB/env" is the
 marginal peak memory per environment ((peak(N) - peak(1)) / (N - 1), 0 when below noise), "peak MB" the whole
 process (interpreter, torch, the scene's grids and LiDAR table included). "env-steps/s" is wall
@@ -20,7 +22,8 @@ whole step, both measured in the same timed loop.
 Run: ``python tools/bench_env.py [--threads 2] [--device cpu] [--seconds 2]``;
 pedestrians: ``python tools/bench_env.py --sizes 1024 --rgb-sizes --sensors lidar64
 --pedestrians random replay flow --pedestrian-count 8``.
-Last line: ``env_steps_per_s=X num_envs=1024 sensor=lidar64`` (the first pedestrian behaviour);
+Last line: ``env_steps_per_s=X num_envs=1024 sensor=lidar64`` (``sensor=rgb64`` with ``--sensor rgb``;
+the first pedestrian behaviour);
 before it, one ``pedestrians=B ... pedestrian_share=S`` line per behaviour.
 """
 
@@ -37,6 +40,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SIZES = (1, 64, 1024, 4096)
 SENSORS = ("lidar64", "depth32")
+#: ``--sensor rgb``: the batched column camera at 64 x 64 and at the paper's 135 x 240.
+RGB_SENSORS = ("rgb64", "rgb135x240")
 BEHAVIOURS = ("random", "replay", "flow")
 #: Synthetic walkers added to the tiled street for replay and flow (about 30 per 40 m of street).
 SYNTHETIC_PEOPLE = 120
@@ -69,7 +74,11 @@ def _run(
 
     lidar = LidarCfg(num_beams=64) if sensor == "lidar64" else None
     depth = DepthCameraCfg(height=32, width=32) if sensor == "depth32" else None
-    rgb = RgbCameraCfg(height=32, width=32) if sensor == "rgb32" else None
+    rgb = {
+        "rgb64": RgbCameraCfg(height=64, width=64),
+        "rgb135x240": RgbCameraCfg(height=135, width=240),
+        "mujoco32": RgbCameraCfg(height=32, width=32, renderer="mujoco"),
+    }.get(sensor)
     peds = PedestrianCfg(behaviour=pedestrians[0], count=pedestrians[1])
     env = NavVecEnv(
         NavEnvCfg(
@@ -127,8 +136,20 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed stepping per configuration")
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
-    parser.add_argument("--sensors", nargs="+", choices=SENSORS, default=list(SENSORS))
-    parser.add_argument("--rgb-sizes", type=int, nargs="*", default=[1, 16, 64], help="sizes for rgb32")
+    parser.add_argument("--sensors", nargs="+", choices=SENSORS + RGB_SENSORS, default=list(SENSORS))
+    parser.add_argument(
+        "--sensor",
+        choices=["rgb"],
+        help="rgb: benchmark the batched RGB camera (64 x 64 and 135 x 240, --sizes, default 64 and "
+        "1024 environments) instead of --sensors, with the MuJoCo reference at --rgb-sizes",
+    )
+    parser.add_argument(
+        "--rgb-sizes",
+        type=int,
+        nargs="*",
+        default=[1, 16, 64],
+        help="sizes for mujoco32: the MuJoCo renderer at 32 x 32, one environment at a time",
+    )
     parser.add_argument(
         "--pedestrians",
         nargs="+",
@@ -145,6 +166,10 @@ def main() -> None:
         help="scene folders to benchmark instead of the tiled street with synthetic people",
     )
     args = parser.parse_args()
+    if args.sensor == "rgb":
+        args.sensors = list(RGB_SENSORS)
+        if args.sizes == list(SIZES):
+            args.sizes = [64, 1024]
     from urbanverse.bench.tiled_street import make_tiled_street
 
     ctx = mp.get_context("spawn")
@@ -165,7 +190,7 @@ def main() -> None:
             pool.apply(_run, (scenes, "lidar64", 1, threads, args.device, 0.1))
         results: dict[tuple[str, str, int], dict] = {}
         runs = [(sensor, n) for sensor in args.sensors for n in args.sizes]
-        runs += [("rgb32", n) for n in args.rgb_sizes]
+        runs += [("mujoco32", n) for n in args.rgb_sizes]
         for behaviour in args.pedestrians:
             for sensor, n in runs:
                 with ctx.Pool(1) as pool:
@@ -209,7 +234,8 @@ def main() -> None:
             f"pedestrian_ms_per_step={r['ped_ms_per_step']:.3f} pedestrian_share={r['ped_share']:.3f}"
         )
     first = args.pedestrians[0]
-    key = (first, "lidar64", 1024) if (first, "lidar64", 1024) in results else next(iter(results))
+    headline = "rgb64" if args.sensor == "rgb" else "lidar64"
+    key = (first, headline, 1024) if (first, headline, 1024) in results else next(iter(results))
     print(f"env_steps_per_s={key[2] * results[key]['steps_per_s']:.0f} num_envs={key[2]} sensor={key[1]}")
 
 

@@ -1,4 +1,5 @@
-"""Benchmark ``urbanverse train``: wheeled robot, 64-beam LiDAR + goal + route, MLP, a wall-clock budget.
+"""Benchmark ``urbanverse train``: wheeled robot, 64-beam LiDAR (or ``--sensor rgb``: 64 x 64 RGB camera
+and CNN) + goal + route, MLP, a wall-clock budget.
 
 Trains with our PPO on ``--train-scenes`` procedural streets (``urbanverse procgen``, seeds
 0.., styles residential / commercial / plaza / intersection in turn) for ``--minutes`` of
@@ -43,6 +44,17 @@ BENCH_SETTINGS = [
     # scene map): without it a wheeled robot cannot see where the curb ramps are (79.0 % vs 94.0 %).
     "env.task.route_waypoint_m=1.0",
     "save_interval=25",
+]
+#: ``--sensor rgb``: the batched 64 x 64 RGB camera (``RgbCameraCfg`` renderer "columns") into the
+#: paper's CNN ([16, 32, 64], ``urbanverse.nn.encoders``) and the same MLP core; the update dominates
+#: the cost on a CPU, so three epochs per batch and both torch threads.
+RGB_SETTINGS = [
+    "env.sensor=rgb",
+    "env.rgb.height=64",
+    "env.rgb.width=64",
+    'policy.encoder="cnn"',
+    "ppo.num_learning_epochs=3",
+    "torch_threads=2",
 ]
 
 
@@ -139,11 +151,19 @@ def ship(run_dir: Path, results: dict, row: dict, dest: Path, command: str, titl
         else ""
     )
     peds = cfg.env.pedestrians
+    if cfg.env.sensor == "lidar":
+        sensor = f"LiDAR ({cfg.env.lidar.num_beams} beams)"
+    else:
+        cam = cfg.env.rgb
+        sensor = f"RGB camera ({cam.height} x {cam.width}, {cam.renderer} renderer)"
+    network = f"backbone `{cfg.policy.backbone}` {json.dumps(cfg.policy.backbone_overrides)}"
+    if cfg.policy.encoder:
+        network = f"image encoder `{cfg.policy.encoder}` into {network}"
     card = f"""# {title}
 
-Point-goal navigation policy: {cfg.env.robot} robot, {cfg.env.sensor} ({cfg.env.lidar.num_beams} beams) + goal
-vector{route_in} + body velocity + last action in, normalised velocity commands out; backbone
-`{cfg.policy.backbone}` {json.dumps(cfg.policy.backbone_overrides)}, trained with this package's PPO.
+Point-goal navigation policy: {cfg.env.robot} robot, {sensor} + goal
+vector{route_in} + body velocity + last action in, normalised velocity commands out; {network},
+trained with this package's PPO.
 
 | file | what |
 |---|---|
@@ -220,6 +240,12 @@ def main() -> None:
     parser.add_argument("--eval-scenes", type=int, default=8)
     parser.add_argument("--episodes", type=int, default=25, help="evaluation episodes per held-out scene")
     parser.add_argument("--robot", default="wheeled", choices=["wheeled", "legged"])
+    parser.add_argument(
+        "--sensor",
+        default="lidar",
+        choices=["lidar", "rgb"],
+        help="lidar: 64-beam LiDAR + MLP; rgb: 64 x 64 RGB camera + CNN encoder + MLP (RGB_SETTINGS)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenes-dir", type=Path, default=REPO / "out" / "rl_scenes")
     parser.add_argument("--runs-dir", type=Path, default=REPO / "runs" / "bench")
@@ -238,32 +264,34 @@ def main() -> None:
 
     train = procedural_scenes(args.scenes_dir, list(range(args.train_scenes)))
     held_out = procedural_scenes(args.scenes_dir, list(range(100, 100 + args.eval_scenes)))
+    settings = BENCH_SETTINGS + (RGB_SETTINGS if args.sensor == "rgb" else []) + args.overrides
     if args.oracle:
-        figures = oracle_success(held_out, args.episodes, args.robot, BENCH_SETTINGS + args.overrides)
+        figures = oracle_success(held_out, args.episodes, args.robot, settings)
         print(f"oracle (geodesic controller), {args.robot}: {figures}")
         return
     results, row, run_dir = train_and_eval(
         train,
         held_out,
         args.minutes,
-        BENCH_SETTINGS + args.overrides,
+        settings,
         args.runs_dir,
         args.episodes,
-        experiment=f"bench-{args.robot}",
+        experiment=f"bench-{args.robot}-{args.sensor}",
         seed=args.seed,
         robot=args.robot,
     )
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.2f}; robot={args.robot}; "
-        f"settings: {' '.join(BENCH_SETTINGS + args.overrides)}"
+        f"settings: {' '.join(settings)}"
     )
     print(markdown_table(results))
     if args.ship is not None:
         import sys
 
         command = "python tools/bench_train.py " + " ".join(sys.argv[1:])
-        ship(run_dir, results, row, args.ship, command, f"{args.robot} navigation policy (LiDAR, MLP)")
+        what = "LiDAR, MLP" if args.sensor == "lidar" else "RGB camera, CNN + MLP"
+        ship(run_dir, results, row, args.ship, command, f"{args.robot} navigation policy ({what})")
     o = results["overall"]
     minutes = row["wall_s"] / 60
     print(

@@ -41,7 +41,22 @@ def train_command(
     sensor: Annotated[
         str, typer.Option(help="lidar, depth or rgb (rgb needs the renderer camera).")
     ] = "lidar",
-    backbone: Annotated[str, typer.Option(help="mlp, gru, lstm, gla, sse, sse-h or ultramem.")] = "mlp",
+    backbone: Annotated[
+        str,
+        typer.Option(
+            help="Policy core: mlp, gru, lstm, gla, sse, sse-h or ultramem (behind --encoder with a camera)."
+        ),
+    ] = "mlp",
+    encoder: Annotated[
+        str | None,
+        typer.Option(
+            help="Image encoder before the core for camera sensors: cnn (the UrbanVerse paper's 3-layer "
+            "CNN, 128 features), nature (Nature-DQN CNN, 512), impala (IMPALA ResNet, 256) or none "
+            "(pixels flattened into the core's input). Default: cnn for --sensor rgb or depth (with "
+            "--algo ppo), none for lidar. Its fields: --set policy.encoder_overrides.out_dim=256.",
+            show_default=False,
+        ),
+    ] = None,
     pedestrians: Annotated[str, typer.Option("--pedestrians", help=PEDESTRIANS_HELP)] = "random",
     pedestrian_count: Annotated[
         int, typer.Option("--pedestrian-count", help="Pedestrians per environment (0: none).")
@@ -94,6 +109,11 @@ def train_command(
     config.json, progress.csv, tb/ and checkpoints; --resume RUN_DIR
     continues a run killed at any point.
 
+    The policy is --encoder (camera images -> features; cnn by default for
+    --sensor rgb or depth) then the --backbone core (mlp by default), then
+    the action and value heads; the run folder's <exp> is <encoder>-<backbone>
+    (or <backbone> without an encoder).
+
     --nproc N trains on N processes of this machine with identical models
     (gradients averaged every minibatch); under torchrun
     (torchrun --nproc_per_node N -m urbanverse.cli train ...) each process
@@ -117,6 +137,7 @@ def train_command(
         summary = resume_training(resume, quiet=quiet, nproc=nproc)
     else:
         from urbanverse.nn.backbones import BACKBONE_NAMES
+        from urbanverse.nn.encoders import ENCODER_NAMES
         from urbanverse.rl.config import EnvSpec, TrainCfg, apply_overrides
         from urbanverse.rl.policy import PolicyCfg
         from urbanverse.sim.pedestrians import BEHAVIOURS, PedestrianCfg
@@ -127,6 +148,12 @@ def train_command(
             raise InputError(f"--robot: expected wheeled or legged, got {robot!r}")
         if backbone not in BACKBONE_NAMES:
             raise InputError(f"--backbone: expected one of {', '.join(BACKBONE_NAMES)}, got {backbone!r}")
+        if encoder is None:
+            encoder = "cnn" if sensor in ("rgb", "depth") and algo == "ppo" else "none"
+        if encoder not in (*ENCODER_NAMES, "none"):
+            raise InputError(
+                f"--encoder: expected one of {', '.join(ENCODER_NAMES)} or none, got {encoder!r}"
+            )
         if pedestrians not in BEHAVIOURS:
             raise InputError(f"--pedestrians: expected one of {', '.join(BEHAVIOURS)}, got {pedestrians!r}")
         if pedestrian_count < 0:
@@ -135,7 +162,7 @@ def train_command(
         cfg = TrainCfg(
             scenes=find_scene_dirs(scenes, "--scenes"),
             env=EnvSpec(robot=robot, sensor=sensor, num_envs=num_envs, pedestrians=peds),
-            policy=PolicyCfg(backbone=backbone),
+            policy=PolicyCfg(backbone=backbone, encoder=None if encoder == "none" else encoder),
             algo=algo,
             total_steps=steps,
             seed=seed,

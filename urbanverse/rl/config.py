@@ -132,6 +132,12 @@ class TrainCfg:
             raise InputError(
                 "policy.mup_base_width applies to --algo ppo only (SB3 builds its own optimizer)"
             )
+        if self.policy.encoder is not None and self.algo == "sb3-ppo":
+            raise InputError("policy.encoder (--encoder) applies to --algo ppo only; use --encoder none")
+        if self.policy.encoder is not None and self.env.sensor == "lidar":
+            raise InputError(
+                f"--encoder {self.policy.encoder}: the lidar sensor gives no images; use --encoder none"
+            )
 
     @property
     def task_name(self) -> str:

@@ -56,12 +56,14 @@ def load_policy(checkpoint: Path, device: str = "cpu") -> LoadedPolicy:
         return load_sb3_policy(path, device)
     state = load_checkpoint(path, device)
     cfg = from_dict(TrainCfg, state["config"], "checkpoint config")
-    policy = build_policy(cfg, state["num_obs"], state["num_actions"])
+    image_shapes = state.get("image_shapes", {})
+    policy = build_policy(cfg, state["num_obs"], state["num_actions"], state.get("obs_layout"), image_shapes)
     if state.get("schedule", {}).get("qat_active"):
         set_qat_enabled(policy, True)  # acts as trained: fake-quantised, as its int8 export
     policy.load_state_dict(state["alg"]["policy"])
     actor = DeterministicActor(policy).to(device).eval()
     meta = {k: state[k] for k in ("iteration", "env_steps", "wall_s", "num_obs", "num_actions", "obs_layout")}
+    meta["image_shapes"] = image_shapes
     return LoadedPolicy(cfg, actor_act_fn(actor), lambda n: actor.initial_state(n, device), actor, meta)
 
 

@@ -1,13 +1,13 @@
 """Export a trained actor for deployment (ONNX or TorchScript) and check it against PyTorch.
 
-The exported graph is ``DeterministicActor``: raw observations ``obs`` (B, D) (normalisation
-inside) and, for recurrent backbones, the backbone state tensors ``state_<i>`` in, the action
-``action`` (B, A) clamped to [-1, 1] and ``next_state_<i>`` out; the batch dimension is dynamic.
-The check runs the exported file and the PyTorch actor on the same observations (real ones
-from rollouts in the training scenes when those folders exist, else draws from the
-observation normaliser's statistics), feeding the state back for ``steps`` steps, and reports
-the largest absolute action difference. A ``.json`` card next to the file records the
-observation layout, shapes and the check.
+The exported graph is ``DeterministicActor``: raw observations ``obs`` (B, D) (normalisation and
+any image encoder inside) and, for recurrent backbones, the backbone state tensors ``state_<i>``
+in, the action ``action`` (B, A) clamped to [-1, 1] and ``next_state_<i>`` out; the batch
+dimension is dynamic. The check runs the exported file and the PyTorch actor on the same
+observations (real ones from rollouts in the training scenes when those folders exist, else
+draws from the observation normaliser's statistics, uniform pixels for images), feeding the
+state back for ``steps`` steps, and reports the largest absolute action difference. A ``.json``
+card next to the file records the observation layout, shapes and the check.
 """
 
 from __future__ import annotations
@@ -106,8 +106,14 @@ def _check_observations(loaded: LoadedPolicy, batch: int, steps: int, seed: int)
         return torch.stack(seq), "rollouts in the training scenes"
     norm = loaded.actor.obs_norm
     g = torch.Generator().manual_seed(seed)
-    noise = torch.randn(steps, batch, loaded.meta["num_obs"], generator=g)
-    return norm.mean + noise * norm.var.sqrt(), "draws from the observation statistics"
+    if getattr(loaded.actor, "encoder", None) is None:
+        noise = torch.randn(steps, batch, loaded.meta["num_obs"], generator=g)
+        return norm.mean + noise * norm.var.sqrt(), "draws from the observation statistics"
+    # An image encoder: uniform pixels in [0, 1], the other entries from their statistics.
+    obs = torch.rand(steps, batch, loaded.meta["num_obs"], generator=g)
+    noise = torch.randn(steps, batch, norm.mean.numel(), generator=g)
+    obs[..., norm.vector_index()] = norm.mean + noise * norm.var.sqrt()
+    return obs, "draws from the observation statistics (uniform pixels)"
 
 
 def check_export(
@@ -167,7 +173,8 @@ def slim_checkpoint(checkpoint: Path, out: Path) -> Path:
 
 
 def write_card(loaded: LoadedPolicy, path: Path, check: dict) -> Path:
-    """``<file>.json``: inputs, outputs, observation layout, action meaning and the check."""
+    """``<file>.json``: inputs, outputs, observation layout (images: ``image_shapes`` name -> H, W, C,
+    channels-last pixels in [0, 1]), action meaning and the check."""
     n_state = len(loaded.initial_state(1))
     card = {
         "inputs": {
@@ -180,6 +187,8 @@ def write_card(loaded: LoadedPolicy, path: Path, check: dict) -> Path:
         "robot": loaded.cfg.env.robot,
         "sensor": loaded.cfg.env.sensor,
         "backbone": loaded.cfg.policy.backbone,
+        "encoder": loaded.cfg.policy.encoder,
+        "image_shapes": loaded.meta.get("image_shapes") or {},
         "check": check,
     }
     out = Path(str(path) + ".json")

@@ -6,7 +6,8 @@ for its input. The input grids are calibrated (running min/max) while the quanti
 ``calibration_steps`` steps of rollouts in the given scenes, with other seeds than the
 evaluation's. The result is rebuilt from the int8 export (``export_int8`` -> ``load_int8``), so
 what is evaluated is exactly what a deployment would load. The observation normalisation stays
-in float (it is a per-feature affine map that folds into the first layer's input grid).
+in float (it is a per-feature affine map that folds into the first layer's input grid), and so
+do the convolutions of an image encoder (its projection Linear is quantised like the others).
 """
 
 from __future__ import annotations
@@ -52,7 +53,11 @@ def _calibrate(actor, loaded: LoadedPolicy, scenes: tuple[str, ...], steps: int,
 def float_actor(loaded: LoadedPolicy) -> DeterministicActor:
     """A fresh float actor of ``loaded``'s architecture (plain Linears, the target of ``load_int8``)."""
     cfg = dataclasses.replace(loaded.cfg, schedule=dataclasses.replace(loaded.cfg.schedule, qat_fraction=0.0))
-    return DeterministicActor(build_policy(cfg, loaded.meta["num_obs"], loaded.meta["num_actions"]))
+    meta = loaded.meta
+    policy = build_policy(
+        cfg, meta["num_obs"], meta["num_actions"], meta.get("obs_layout"), meta.get("image_shapes")
+    )
+    return DeterministicActor(policy)
 
 
 def quantize_policy(

@@ -43,9 +43,11 @@ KEEP_CHECKPOINTS = 3
 
 
 def run_name(cfg: TrainCfg, when: datetime | None = None) -> str:
-    """``<task>__<exp>__<seed>__<time>``, e.g. ``pointnav-wheeled-lidar__mlp__0__20261202-193000``."""
+    """``<task>__<exp>__<seed>__<time>``, e.g. ``pointnav-wheeled-lidar__mlp__0__20261202-193000``
+    (``<exp>`` defaults to the backbone, ``<encoder>-<backbone>`` with an image encoder)."""
     when = when or datetime.now(UTC)
-    exp = cfg.experiment or cfg.policy.backbone
+    pol = cfg.policy
+    exp = cfg.experiment or (f"{pol.encoder}-{pol.backbone}" if pol.encoder else pol.backbone)
     return f"{cfg.task_name}__{exp}__{cfg.seed}__{when:%Y%m%d-%H%M%S}"
 
 
@@ -82,10 +84,32 @@ def load_checkpoint(path: Path, device: str = "cpu") -> dict:
         raise InputError(f"{path}: not a readable checkpoint ({type(exc).__name__}: {exc})") from None
 
 
-def build_policy(cfg: TrainCfg, num_obs: int, num_actions: int) -> ActorCritic:
-    """The actor-critic of a run (with QAT Linears in the actor, switched off, when the run uses QAT)."""
+def env_image_shapes(env) -> dict[str, tuple[int, int, int]]:
+    """``(H, W, C)`` of each image entry of ``env``'s observation: ``env.image_shapes``, else from its
+    camera configs."""
+    shapes = getattr(env, "image_shapes", None)
+    if shapes is None:
+        cfg, shapes = env.cfg, {}
+        if getattr(cfg, "depth", None) is not None:
+            shapes["depth"] = (cfg.depth.height, cfg.depth.width, 1)
+        if getattr(cfg, "rgb", None) is not None:
+            shapes["rgb"] = (cfg.rgb.height, cfg.rgb.width, 3)
+    return {k: tuple(int(v) for v in s) for k, s in shapes.items() if k in env.obs_layout}
+
+
+def build_policy(
+    cfg: TrainCfg,
+    num_obs: int,
+    num_actions: int,
+    obs_layout: dict | None = None,
+    image_shapes: dict | None = None,
+) -> ActorCritic:
+    """The actor-critic of a run (with QAT Linears in the actor, switched off, when the run uses QAT).
+
+    ``obs_layout`` (name -> slice or ``[start, stop]``) and ``image_shapes`` (name -> ``(H, W, C)``)
+    describe the observation; an image encoder (``cfg.policy.encoder``) needs them."""
     try:
-        policy = ActorCritic(num_obs, num_actions, cfg.policy)
+        policy = ActorCritic(num_obs, num_actions, cfg.policy, obs_layout, image_shapes)
     except (ValueError, ImportError) as exc:
         raise InputError(f"policy: {exc}") from None
     return prepare_actor_qat(policy, cfg.schedule) if cfg.schedule.qat else policy
@@ -134,7 +158,10 @@ class Runner:
         self.device = torch.device(device)
         scenes = rank_scenes(cfg.scenes, sync.rank, sync.world_size)
         self.env = NavVecEnv(cfg.env.env_cfg(scenes, self.seed, device))
-        self.policy = build_policy(cfg, self.env.num_obs, self.env.num_actions).to(self.device)
+        self.image_shapes = env_image_shapes(self.env)
+        self.policy = build_policy(
+            cfg, self.env.num_obs, self.env.num_actions, self.env.obs_layout, self.image_shapes
+        ).to(self.device)
         self.generator = torch.Generator().manual_seed(self.seed)
         if cfg.init_from:
             init_policy_from(self.policy, Path(cfg.init_from), self.env.num_obs)
@@ -217,6 +244,7 @@ class Runner:
             "num_obs": self.env.num_obs,
             "num_actions": self.env.num_actions,
             "obs_layout": {k: [s.start, s.stop] for k, s in self.env.obs_layout.items()},
+            "image_shapes": {k: list(s) for k, s in self.image_shapes.items()},
             "alg": self.alg.state_dict(),
             "schedule": self.schedule.state_dict(),
             **rngs[0],

@@ -25,7 +25,7 @@ from urbanverse.rl.batch_schedule import BatchScheduleCfg
 #: Resolution of the QAT cooldown: the schedule runs on progress in thousandths of the budget.
 PROGRESS_STEPS = 1000
 #: Modules of ``ActorCritic`` kept in float under QAT (the critic is only used in training).
-CRITIC_MODULES = ("critic_backbone", "critic_head")
+CRITIC_MODULES = ("critic_encoder", "critic_backbone", "critic_head")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -21,6 +21,10 @@ import numpy as np
 
 from urbanverse.sim.kernels import _inline, _jit, numba
 
+#: Helpers inlined into the renderer's loops at numba's IR level: an ordinary call passes its arrays
+#: with reference-count updates, atomic operations that the two threads would fight over per pixel.
+_always_inline = numba.njit(inline="always", cache=True) if numba is not None else (lambda fn: fn)
+
 prange = numba.prange if numba is not None else range
 
 #: Height values (m) meaning "no surface" (see ``urbanverse.sim.appearance``).
@@ -183,7 +187,7 @@ _MASK = BLOCK - 1
 _BLOCK_CELLS = BLOCK * BLOCK
 
 
-@_inline
+@_always_inline
 def _shade(out, o, texel, tint, a, light, head_term, lamps):  # pragma: no cover - compiled
     """Write ``texel * min(1, tint * (ambient + sun * light + headlight * head_term))`` (channels
     ``a:a+3`` of the layers, 8-bit; ``lamps``: ambient RGB, sun RGB, headlight) to ``out[o:o+3]``:
@@ -194,7 +198,7 @@ def _shade(out, o, texel, tint, a, light, head_term, lamps):  # pragma: no cover
         out[o + ch] = np.uint8(texel[a + ch] * min(1.0, lit) + 0.5)
 
 
-@_inline
+@_always_inline
 def _side(normals, i, ux, uy, sun_d, inv):  # pragma: no cover - compiled
     """Sun and headlight factors of a side face with horizontal normal ``normals[i:i+2]`` (the face
     towards the ray (ux, uy) where the cell has none), seen by a ray of slope factor ``inv``."""
@@ -204,13 +208,13 @@ def _side(normals, i, ux, uy, sun_d, inv):  # pragma: no cover - compiled
     return max(0.0, -(sun_d[0] * nx + sun_d[1] * ny)), max(0.0, -(nx * ux + ny * uy)) * inv
 
 
-@_inline
-def _block_exit(cx, cy, ux, uy, x0, y0, size):  # pragma: no cover - compiled
-    """Distance along the ray (cx, cy) + t (ux, uy) at which it leaves the square block
-    [x0, x0 + size] x [y0, y0 + size] that it is in."""
-    tx = ((x0 + size - cx) / ux) if ux > 1e-12 else (((x0 - cx) / ux) if ux < -1e-12 else np.inf)
-    ty = ((y0 + size - cy) / uy) if uy > 1e-12 else (((y0 - cy) / uy) if uy < -1e-12 else np.inf)
-    return min(tx, ty)
+@_always_inline
+def _block_exit(cx, cy, inv_ux, inv_uy, x0, y0, size):  # pragma: no cover - compiled
+    """Distance along the ray (cx, cy) + t (ux, uy) (given as 1 / ux, 1 / uy, infinite for 0) at
+    which it leaves the square block [x0, x0 + size] x [y0, y0 + size] that it is in."""
+    tx = (x0 + (size if inv_ux > 0.0 else 0.0) - cx) * inv_ux
+    ty = (y0 + (size if inv_uy > 0.0 else 0.0) - cy) * inv_uy
+    return min(tx if tx == tx else np.inf, ty if ty == ty else np.inf)
 
 
 @_jit
@@ -218,7 +222,7 @@ def render_columns(  # pragma: no cover - compiled
     fine, coarse, level_res, level_blocks, coarse_from, origins,
     scene, cam, yaw,
     col_tan, row_tan, focal, centre_row, pix_slope, pix_inv, sky,
-    dist, step,
+    dist, inv_dist, step,
     peds, ped_base, ped_radius, ped_height, ped_albedo, ped_class,
     lamps, sun_dir,
     pixel_map, depth_scale, max_range,
@@ -256,30 +260,44 @@ def render_columns(  # pragma: no cover - compiled
         colour = np.empty(hv * wv * 3, np.uint8)
         zbuf = np.empty(hv * wv, np.float32)
         cls = np.zeros(hv * wv, np.uint8)
-        filled = np.empty(hv, np.bool_)
+        filled = np.zeros((wv, hv), np.bool_)
+        n_filled = np.zeros(wv, np.int64)
+        open_row = np.full(wv, hv, np.int64)  # per column: rows >= open_row are painted by base layers
         m = scene[k]
         lamps_m, sun_d = lamps[m], sun_dir[m]
         ox, oy = origins[m, 0], origins[m, 1]
         cx, cy, cz = cam[k, 0], cam[k, 1], cam[k, 2]
-        for c in range(wv):
-            ang = yaw[k] - math.atan(col_tan[c])
-            ux, uy = math.cos(ang), math.sin(ang)
-            nc = math.sqrt(1.0 + col_tan[c] * col_tan[c])
-            filled[:] = False
-            n_filled = 0
-            open_row = hv  # rows >= open_row are painted by base layers
-            for level in range(2):
-                lay = fine if level == 0 else coarse
-                heights, block_max, base_texel, base_tint, base_side_tint, base_sun = lay[:6]
-                base_class, base_normal, over_texel, over_tint, over_class, over_normal = lay[6:]
-                res = level_res[level]
-                bh, bw = level_blocks[level, 0], level_blocks[level, 1]
-                hp, wp = bh * BLOCK, bw * BLOCK
-                size = BLOCK * res
+        for level in range(2):
+            # One level's arrays, bound once per image: rebinding arrays costs reference-count updates.
+            heights, block_max, base_texel, base_tint, base_side_tint, base_sun = (
+                fine if level == 0 else coarse
+            )[:6]
+            base_class, base_normal, over_texel, over_tint, over_class, over_normal = (
+                fine if level == 0 else coarse
+            )[6:]
+            res = level_res[level]
+            bh, bw = level_blocks[level, 0], level_blocks[level, 1]
+            hp, wp = bh * BLOCK, bw * BLOCK
+            size = BLOCK * res
+            s_begin = 0 if level == 0 else coarse_from
+            s_end = coarse_from if level == 0 else n_samples
+            for c in range(wv):
+                if n_filled[c] == hv:
+                    continue
+                ang = yaw[k] - math.atan(col_tan[c])
+                ux, uy = math.cos(ang), math.sin(ang)
+                nc = math.sqrt(1.0 + col_tan[c] * col_tan[c])
+                inv_nc = 1.0 / nc
+                rows_per = focal * nc  # image rows per unit of (height - camera height) / distance
+                row_off = centre_row - 0.5
+                inv_ux = 1.0 / ux if abs(ux) > 1e-12 else np.inf
+                inv_uy = 1.0 / uy if abs(uy) > 1e-12 else np.inf
+                col_filled = filled[c]
+                col_open, col_n = open_row[c], n_filled[c]
                 fx, fy = (cx - ox) / res, (cy - oy) / res  # the column's track in cell units
                 gx, gy = ux / res, uy / res
                 block_now, skip_until = -1, -1.0
-                for s in range(coarse_from if level == 1 else 0, coarse_from if level == 0 else n_samples):
+                for s in range(s_begin, s_end):
                     d = dist[s]
                     if d < skip_until:
                         continue
@@ -288,29 +306,30 @@ def render_columns(  # pragma: no cover - compiled
                         continue
                     ix, iy = int(xf), int(yf)
                     b = (m * bh + (iy >> BLOCK_SHIFT)) * bw + (ix >> BLOCK_SHIFT)
-                    if b != block_now and open_row > 0:
+                    if b != block_now and col_open > 0:
                         # Entering a block: jump over it when everything in it is below every unpainted ray.
                         block_now = b
                         x0 = ox + (ix >> BLOCK_SHIFT) * size
                         y0 = oy + (iy >> BLOCK_SHIFT) * size
-                        d_out = _block_exit(cx, cy, ux, uy, x0, y0, size)
-                        low = -row_tan[open_row - 1] / nc
+                        d_out = _block_exit(cx, cy, inv_ux, inv_uy, x0, y0, size)
+                        low = -row_tan[col_open - 1] * inv_nc
                         if block_max[b] < cz + low * (d_out if low < 0.0 else d):
                             skip_until = d_out
                             continue
                     cell = b * _BLOCK_CELLS + ((iy & _MASK) << BLOCK_SHIFT) + (ix & _MASK)
                     top, lo, hi = heights[cell, 0], heights[cell, 1], heights[cell, 2]
+                    rows_d = rows_per * inv_dist[s]
                     if lo <= hi:
-                        first = int(math.ceil(focal * (-nc * (hi - cz) / d) + centre_row - 0.5))
-                        last = int(math.floor(focal * (-nc * (lo - cz) / d) + centre_row - 0.5))
-                        for r in range(max(first, 0), min(last + 1, open_row)):
-                            if filled[r]:
+                        first = int(math.ceil(rows_d * (cz - hi) + row_off))
+                        last = int(math.floor(rows_d * (cz - lo) + row_off))
+                        for r in range(max(first, 0), min(last + 1, col_open)):
+                            if col_filled[r]:
                                 continue
-                            filled[r] = True
-                            n_filled += 1
+                            col_filled[r] = True
+                            col_n += 1
                             p = r * wv + c
                             slope, inv = pix_slope[p], pix_inv[p]
-                            zbuf[p] = d / nc
+                            zbuf[p] = d * inv_nc
                             cls[p] = over_class[cell]
                             z_ray = cz + slope * d
                             if slope < 0.0 and z_ray >= hi + 1.5 * slope * step[s] - 0.01:
@@ -321,47 +340,33 @@ def render_columns(  # pragma: no cover - compiled
                                 light, head_term = _side(over_normal, 2 * cell, ux, uy, sun_d, inv)
                             _shade(colour, 3 * p, over_texel, over_tint, 3 * cell, light, head_term, lamps_m)
                     if top > _BELOW:
-                        first = int(math.ceil(focal * (-nc * (top - cz) / d) + centre_row - 0.5))
-                        first = min(max(first, 0), hv)
-                        for r in range(first, open_row):
-                            if filled[r]:
+                        first = min(max(int(math.ceil(rows_d * (cz - top) + row_off)), 0), hv)
+                        for r in range(first, col_open):
+                            if col_filled[r]:
                                 continue
-                            filled[r] = True
-                            n_filled += 1
+                            col_filled[r] = True
+                            col_n += 1
                             p = r * wv + c
                             slope, inv = pix_slope[p], pix_inv[p]
-                            zbuf[p] = d / nc
+                            zbuf[p] = d * inv_nc
                             cls[p] = base_class[cell]
                             if slope < 0.0 and cz + slope * d >= top + 1.5 * slope * step[s] - 0.01:
-                                _shade(
-                                    colour,
-                                    3 * p,
-                                    base_texel,
-                                    base_tint,
-                                    3 * cell,
-                                    base_sun[cell],
-                                    -slope * inv,
-                                    lamps_m,
-                                )
+                                light, head_term, tint = base_sun[cell], -slope * inv, base_tint
                             else:
                                 light, head_term = _side(base_normal, 2 * cell, ux, uy, sun_d, inv)
-                                _shade(
-                                    colour,
-                                    3 * p,
-                                    base_texel,
-                                    base_side_tint,
-                                    3 * cell,
-                                    light,
-                                    head_term,
-                                    lamps_m,
-                                )
-                        open_row = min(open_row, first)
-                    if n_filled == hv:
+                                tint = base_side_tint
+                            _shade(colour, 3 * p, base_texel, tint, 3 * cell, light, head_term, lamps_m)
+                        col_open = min(col_open, first)
+                    if col_n == hv:
                         break
-                if n_filled == hv:
-                    break
+                open_row[c], n_filled[c] = col_open, col_n
+        for c in range(wv):
+            ang = yaw[k] - math.atan(col_tan[c])
+            ux, uy = math.cos(ang), math.sin(ang)
+            nc = math.sqrt(1.0 + col_tan[c] * col_tan[c])
+            filled_c = filled[c]
             for r in range(hv):
-                if not filled[r]:
+                if not filled_c[r]:
                     p = r * wv + c
                     colour[3 * p : 3 * p + 3] = sky[m, 3 * p : 3 * p + 3]
                     zbuf[p] = np.inf

@@ -197,6 +197,7 @@ class ColumnRenderer:
             self.pix_inv,
             self.sky,
             self.dist,
+            1.0 / self.dist,
             self.step,
             np.ascontiguousarray(peds, np.float64),
             np.ascontiguousarray(ped_base, np.float64),

@@ -11,13 +11,15 @@ import pytest
 import torch
 
 import urbanverse.sim as sim
+from urbanverse.bench.camera_compare import class_colours, render_pairs
 from urbanverse.errors import InputError
-from urbanverse.render.scene_model import semantic_classes, semantic_id
+from urbanverse.render.scene_model import semantic_id
 from urbanverse.scene.record import load_scene
 from urbanverse.sim import NavEnvCfg, NavVecEnv, PedestrianCfg, RgbCameraCfg
 from urbanverse.sim.appearance import NONE_BELOW, coarsen, compile_appearance
+from urbanverse.sim.sensors import RgbAugmentCfg
 from urbanverse.sim.sensors.column_camera import virtual_camera
-from urbanverse.sim.sensors.rgb_camera import RgbCamera, camera_poses
+from urbanverse.sim.sensors.rgb_camera import RgbCamera, augment, camera_poses
 from urbanverse.sim.world import compile_world
 
 from .conftest import EXAMPLE, world_batch
@@ -127,36 +129,15 @@ def test_appearance_grid_holds_crowns_overhead_and_mipmaps_keep_their_extremes()
 def test_columns_match_mujoco_mean_colour_per_class(example_world):
     """Both renderers from the same 24 poses on the example street: the same class at 95 % of pixels,
     ground and sky classes within 8 levels of MuJoCo's mean colour, objects within 30."""
-    cfg = RgbCameraCfg(height=48, width=64)
-    columns = RgbCamera(cfg, example_world, [EXAMPLE], 24, "cpu")
-    mujoco = RgbCamera(
-        RgbCameraCfg(height=48, width=64, renderer="mujoco"), example_world, [EXAMPLE], 24, "cpu"
-    )
-    try:
-        g = torch.Generator().manual_seed(5)
-        scene = torch.zeros(24, dtype=torch.long)
-        _, _, spawn = example_world.sample_goal_and_spawn(scene, g)
-        yaw = torch.rand(24, generator=g) * 2 * math.pi
-        ground = example_world.lookup(example_world.ground_height, scene, spawn)
-        rgb, _, sem = (a.numpy() for a in columns.compute(scene, spawn, yaw, ground))
-        poses = camera_poses(cfg, spawn.double().numpy(), yaw.double().numpy(), ground.double().numpy())
-        views = [mujoco.rasterizers[0].render(mujoco.camera, pose, ids=True) for pose in poses]
-        ref_rgb = np.stack([v.rgb for v in views])
-        ref_sem = np.stack([v.semantic for v in views])
-    finally:
-        mujoco.close()
-    assert (sem == ref_sem).mean() > 0.95
-    names = semantic_classes()
-    checked = []
-    for c in np.unique(ref_sem):
-        ours, theirs = sem == c, ref_sem == c
-        if ours.sum() < 200 or theirs.sum() < 200:
-            continue
-        diff = np.abs(rgb[ours].mean(0) - ref_rgb[theirs].mean(0)).max()
-        limit = 8 if names[int(c)] in ("sky", *GROUND_CLASSES) else 30
-        assert diff <= limit, f"{names[int(c)]}: mean colour {diff:.0f} levels from MuJoCo's"
-        checked.append(names[int(c)])
-    assert {"sky", "road", "sidewalk", "broadleaf_tree"} <= set(checked)
+    pairs = render_pairs(example_world, [EXAMPLE], 24, RgbCameraCfg(height=48, width=64))
+    assert pairs.class_agreement > 0.95
+    rows = class_colours(pairs)
+    for row in rows:
+        limit = 8 if row["class"] in ("sky", *GROUND_CLASSES) else 30
+        assert row["max_diff"] <= limit, (
+            f"{row['class']}: mean colour {row['max_diff']:.0f} levels from MuJoCo's"
+        )
+    assert {"sky", "road", "sidewalk", "broadleaf_tree"} <= {row["class"] for row in rows}
 
 
 def test_env_observes_rgb_and_depth_from_one_pass():
@@ -191,3 +172,27 @@ def test_depth_twice_and_unknown_renderer_are_refused():
         RgbCameraCfg(renderer="vulkan")
     with pytest.raises(InputError, match="only the columns renderer"):
         RgbCameraCfg(renderer="mujoco", observe_depth=True)
+
+
+def test_augmentations_change_images_within_their_ranges_and_repeat_with_the_seed():
+    rgb = torch.full((64, 8, 8, 3), 100, dtype=torch.uint8)
+    rgb[:, :, :4] = 200  # half bright, half dark: contrast has something to act on
+
+    def draw(cfg: RgbAugmentCfg, seed: int = 0) -> torch.Tensor:
+        return augment(rgb, cfg, torch.Generator().manual_seed(seed)).float()
+
+    gain = draw(RgbAugmentCfg(brightness=0.2))
+    ratio = gain[:, 0, 5, 0] / 100.0
+    assert 0.795 <= float(ratio.min()) < 0.9 and 1.1 < float(ratio.max()) <= 1.205
+    assert torch.equal(gain, draw(RgbAugmentCfg(brightness=0.2)))  # the generator decides
+    assert not torch.equal(gain, draw(RgbAugmentCfg(brightness=0.2), seed=1))
+    contrast = draw(RgbAugmentCfg(contrast=0.5))
+    spread = contrast[:, 0, 0, 0] - contrast[:, 0, 5, 0]
+    assert float(spread.min()) < 90 and float(spread.max()) > 110
+    noisy = draw(RgbAugmentCfg(noise_std=5.0))
+    assert 3.0 < float((noisy - rgb.float()).std()) < 7.0
+    blurred = draw(RgbAugmentCfg(blur=1.0))
+    assert float(blurred[:, 0, 3, 0].mean()) == pytest.approx((2 * 200 + 100) / 3, abs=1)
+    assert torch.equal(blurred[:, :, :3], rgb[:, :, :3].float())  # flat areas stay as they are
+    with pytest.raises(InputError, match="RgbAugmentCfg"):
+        RgbAugmentCfg(blur=2.0)

@@ -85,15 +85,9 @@ def load_checkpoint(path: Path, device: str = "cpu") -> dict:
 
 
 def env_image_shapes(env) -> dict[str, tuple[int, int, int]]:
-    """``(H, W, C)`` of each image entry of ``env``'s observation: ``env.image_shapes``, else from its
-    camera configs."""
-    shapes = getattr(env, "image_shapes", None)
-    if shapes is None:
-        cfg, shapes = env.cfg, {}
-        if getattr(cfg, "depth", None) is not None:
-            shapes["depth"] = (cfg.depth.height, cfg.depth.width, 1)
-        if getattr(cfg, "rgb", None) is not None:
-            shapes["rgb"] = (cfg.rgb.height, cfg.rgb.width, 3)
+    """``(H, W, C)`` of each image entry of ``env``'s observation (``NavVecEnv.image_shapes``; none
+    for environments without cameras)."""
+    shapes = getattr(env, "image_shapes", {})
     return {k: tuple(int(v) for v in s) for k, s in shapes.items() if k in env.obs_layout}
 
 

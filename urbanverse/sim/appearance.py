@@ -51,7 +51,7 @@ MIP_TOLERANCE = 0.05
 #: Heights (m) that mark "no surface" in the float layers.
 NONE_BELOW, NONE_ABOVE = -1.0e9, 1.0e9
 
-_FORMAT = 6
+_FORMAT = 7
 _ARRAYS = (
     "base_top",
     "base_texel",
@@ -64,6 +64,7 @@ _ARRAYS = (
     "over_top",
     "over_texel",
     "over_tint",
+    "over_side_tint",
     "over_class",
     "over_normal",
 )
@@ -95,6 +96,8 @@ class AppearanceGrid:
     """(H, W) float32 m; ``NONE_BELOW`` where nothing hangs overhead."""
     over_texel: np.ndarray
     over_tint: np.ndarray
+    over_side_tint: np.ndarray
+    """(H, W, 3) uint8: tint of the overhead layer's sides (as ``base_side_tint``)."""
     over_class: np.ndarray
     over_normal: np.ndarray
     """(H, W, 2) float32: unit horizontal outward normal of the overhead layer's sides, or zero."""
@@ -167,6 +170,7 @@ def coarsen(grid: AppearanceGrid, factor: int) -> AppearanceGrid:
         over_top=o_top.max(2).astype(np.float32),
         over_texel=mean(grid.over_texel, hangs, 0, np.uint8),
         over_tint=mean(grid.over_tint, hangs, 0, np.uint8),
+        over_side_tint=mean(grid.over_side_tint, hangs, 0, np.uint8),
         over_class=_pick(_pooled(grid.over_class, factor, 0), highest_over),
         over_normal=mean(grid.over_normal, hangs, 0.0, np.float32),
     )
@@ -256,8 +260,8 @@ def build_appearance(scene_dir: Path, scene: Scene, world: CompiledWorld) -> App
     over_top = np.full((h, w), NONE_BELOW, np.float32)
     base_part = np.full((h, w), -1, np.int64)
     over_part = np.full((h, w), -1, np.int64)
-    side_sum = np.zeros((h, w, 3))
-    side_weight = np.zeros((h, w))
+    side_sum = np.zeros((2, h, w, 3))
+    side_weight = np.zeros((2, h, w))
     camera_kernels.splat_parts(
         tris.astype(np.float64),
         part_start,
@@ -280,9 +284,6 @@ def build_appearance(scene_dir: Path, scene: Scene, world: CompiledWorld) -> App
     texel[hit] = part_texel[base_part[hit]]
     tint[hit] = part_tint[base_part[hit]]
     cls[hit] = part_class[base_part[hit]]
-    sides = side_weight > 0
-    side_tint = tint.copy()
-    side_tint[sides] = np.round(side_sum[sides] / side_weight[sides, None]).astype(np.uint8)
     over_texel = np.zeros((h, w, 3), np.uint8)
     over_tint = np.zeros((h, w, 3), np.uint8)
     over_class = np.zeros((h, w), np.uint8)
@@ -290,6 +291,10 @@ def build_appearance(scene_dir: Path, scene: Scene, world: CompiledWorld) -> App
     over_texel[hang] = part_texel[over_part[hang]]
     over_tint[hang] = part_tint[over_part[hang]]
     over_class[hang] = part_class[over_part[hang]]
+    side_tint, over_side_tint = tint.copy(), over_tint.copy()
+    for layer, out in enumerate((side_tint, over_side_tint)):
+        sides = side_weight[layer] > 0
+        out[sides] = np.round(side_sum[layer][sides] / side_weight[layer][sides, None]).astype(np.uint8)
     res = world.resolution
     return AppearanceGrid(
         base_top=top,
@@ -304,6 +309,7 @@ def build_appearance(scene_dir: Path, scene: Scene, world: CompiledWorld) -> App
         over_top=over_top,
         over_texel=over_texel,
         over_tint=over_tint,
+        over_side_tint=over_side_tint,
         over_class=over_class,
     )
 

@@ -87,9 +87,10 @@ def splat_parts(
     corner). Where ``lo`` is more than ``gap`` above the part's base height ``part_base[p]`` the
     span is overhead (a crown, a branch, a lamp head) and widens the overhead layer; elsewhere the
     part stands on the ground and raises ``top``, recording the part and the Lambert factor (upward
-    normal against ``to_sun``) of the triangle that reached ``hi``; its steep triangles (walls, doors,
-    tyres) add its tint ``part_tint[p]`` (P, 3), weighted by their area per footprint cell, to
-    ``side_sum`` (H, W, 3) and ``side_weight`` (H, W): what the cell's sides look like.
+    normal against ``to_sun``) of the triangle that reached ``hi``. Its steep triangles (walls, doors,
+    windows, tyres) add its tint ``part_tint[p]`` (P, 3), weighted by their area per footprint cell,
+    to ``side_sum`` (2, H, W, 3) and ``side_weight`` (2, H, W) of the layer (0 base, 1 overhead)
+    the part is in there: what the cell's sides look like.
     """
     h, w = top.shape
     pad = 0.5 * res
@@ -164,17 +165,18 @@ def splat_parts(
                 z_lo, z_hi = lo[iy - by0, ix - bx0], hi[iy - by0, ix - bx0]
                 if z_hi == -np.inf:
                     continue
-                if z_lo > part_base[p] + gap:
+                overhead = z_lo > part_base[p] + gap
+                layer = 1 if overhead else 0
+                weight = side[iy - by0, ix - bx0]
+                for ch in range(3):
+                    side_sum[layer, iy, ix, ch] += weight * part_tint[p, ch]
+                side_weight[layer, iy, ix] += weight
+                if overhead:
                     over_bottom[iy, ix] = min(over_bottom[iy, ix], z_lo)
                     if z_hi > over_top[iy, ix]:
                         over_top[iy, ix] = z_hi
                         over_part[iy, ix] = p
-                    continue
-                weight = side[iy - by0, ix - bx0]
-                for ch in range(3):
-                    side_sum[iy, ix, ch] += weight * part_tint[p, ch]
-                side_weight[iy, ix] += weight
-                if z_hi > top[iy, ix]:
+                elif z_hi > top[iy, ix]:
                     top[iy, ix] = z_hi
                     base_part[iy, ix] = p
                     sun_term[iy, ix] = lam_hi[iy - by0, ix - bx0]
@@ -233,7 +235,7 @@ def render_columns(  # pragma: no cover - compiled
 
     ``fine`` and ``coarse`` are the appearance layers at two resolutions ``level_res`` (2,) m, as
     tuples (heights, block_max, base_texel, base_tint, base_side_tint, base_sun, base_class,
-    base_normal, over_texel, over_tint, over_class, over_normal); samples from index
+    base_normal, over_texel, over_tint, over_side_tint, over_class, over_normal); samples from index
     ``coarse_from`` on, whose steps are longer than a coarse cell, read the coarse level (a mipmap:
     fewer cache misses, less aliasing).
     Layers are stored block by block (``BLOCK`` x ``BLOCK`` cells contiguous; each scene ``bh`` x
@@ -269,12 +271,10 @@ def render_columns(  # pragma: no cover - compiled
         cx, cy, cz = cam[k, 0], cam[k, 1], cam[k, 2]
         for level in range(2):
             # One level's arrays, bound once per image: rebinding arrays costs reference-count updates.
-            heights, block_max, base_texel, base_tint, base_side_tint, base_sun = (
-                fine if level == 0 else coarse
-            )[:6]
-            base_class, base_normal, over_texel, over_tint, over_class, over_normal = (
-                fine if level == 0 else coarse
-            )[6:]
+            lay = fine if level == 0 else coarse
+            heights, block_max, base_texel, base_tint, base_side_tint, base_sun = lay[:6]
+            base_class, base_normal, over_texel, over_tint, over_side_tint = lay[6:11]
+            over_class, over_normal = lay[11], lay[12]
             res = level_res[level]
             bh, bw = level_blocks[level, 0], level_blocks[level, 1]
             hp, wp = bh * BLOCK, bw * BLOCK
@@ -333,12 +333,13 @@ def render_columns(  # pragma: no cover - compiled
                             cls[p] = over_class[cell]
                             z_ray = cz + slope * d
                             if slope < 0.0 and z_ray >= hi + 1.5 * slope * step[s] - 0.01:
-                                light, head_term = max(0.0, -sun_d[2]), -slope * inv
+                                light, head_term, tint = max(0.0, -sun_d[2]), -slope * inv, over_tint
                             elif slope > 0.0 and z_ray <= lo + 1.5 * slope * step[s] + 0.01:
-                                light, head_term = 0.0, slope * inv
+                                light, head_term, tint = 0.0, slope * inv, over_tint
                             else:
                                 light, head_term = _side(over_normal, 2 * cell, ux, uy, sun_d, inv)
-                            _shade(colour, 3 * p, over_texel, over_tint, 3 * cell, light, head_term, lamps_m)
+                                tint = over_side_tint
+                            _shade(colour, 3 * p, over_texel, tint, 3 * cell, light, head_term, lamps_m)
                     if top > _BELOW:
                         first = min(max(int(math.ceil(rows_d * (cz - top) + row_off)), 0), hv)
                         for r in range(first, col_open):

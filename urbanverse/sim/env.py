@@ -286,7 +286,7 @@ class NavVecEnv:
             self.depth.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
             parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
         if self.rgb is not None:
-            self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
+            self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp, self.generator)
             if self.rgb.cfg.observe_depth:
                 parts.append(self.rgb.data.depth[sel].flatten(1) / self.rgb.cfg.max_range)
             parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)

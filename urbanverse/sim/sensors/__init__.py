@@ -6,10 +6,10 @@ from urbanverse.sim.sensors.depth_camera_data import DepthCameraData
 from urbanverse.sim.sensors.lidar import Lidar
 from urbanverse.sim.sensors.lidar_cfg import LidarCfg
 from urbanverse.sim.sensors.lidar_data import LidarData
-from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
+from urbanverse.sim.sensors.rgb_camera_cfg import RgbAugmentCfg, RgbCameraCfg
 from urbanverse.sim.sensors.rgb_camera_data import RgbCameraData
 
-# RgbCamera itself loads the renderer (MuJoCo, OpenGL): import it from ``sensors.rgb_camera``.
+# RgbCamera itself loads the renderers (MuJoCo, OpenGL): import it from ``sensors.rgb_camera``.
 __all__ = [
     "DepthCamera",
     "DepthCameraCfg",
@@ -17,6 +17,7 @@ __all__ = [
     "Lidar",
     "LidarCfg",
     "LidarData",
+    "RgbAugmentCfg",
     "RgbCameraCfg",
     "RgbCameraData",
 ]

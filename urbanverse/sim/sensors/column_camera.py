@@ -68,6 +68,7 @@ def _level_layers(grids: Sequence[AppearanceGrid], grid_shape: tuple[int, int]) 
         _blocked([g.base_normal for g in grids], shape, 0.0, np.float32).reshape(-1),
         _blocked([g.over_texel for g in grids], shape, 0, np.uint8).reshape(-1),
         _blocked([g.over_tint for g in grids], shape, 0, np.uint8).reshape(-1),
+        _blocked([g.over_side_tint for g in grids], shape, 0, np.uint8).reshape(-1),
         _blocked([g.over_class for g in grids], shape, 0, np.uint8),
         _blocked([g.over_normal for g in grids], shape, 0.0, np.float32).reshape(-1),
     )

@@ -20,7 +20,7 @@ from urbanverse.render.scene_model import build_rasterizer
 from urbanverse.scene.record import load_scene
 from urbanverse.sim.sensors.column_camera import ColumnRenderer
 from urbanverse.sim.sensors.depth_camera import PEDESTRIAN_HEIGHT
-from urbanverse.sim.sensors.rgb_camera_cfg import RgbCameraCfg
+from urbanverse.sim.sensors.rgb_camera_cfg import RgbAugmentCfg, RgbCameraCfg
 from urbanverse.sim.sensors.rgb_camera_data import RgbCameraData
 from urbanverse.sim.world_batch import WorldBatch
 
@@ -49,6 +49,31 @@ def camera_poses(cfg: RgbCameraCfg, pos_w: np.ndarray, yaw_w: np.ndarray, ground
     pose[:, 2, 3] = ground_w + cfg.mount_height
     pose[:, 3, 3] = 1.0
     return pose
+
+
+def augment(rgb: torch.Tensor, cfg: RgbAugmentCfg, generator: torch.Generator | None) -> torch.Tensor:
+    """``rgb`` (K, H, W, 3) uint8 with ``cfg``'s random gain, contrast, white balance, noise and blur."""
+    k = rgb.shape[0]
+
+    def uniform(spread: float, *shape: int) -> torch.Tensor:
+        u = torch.rand(k, *shape, generator=generator, device=rgb.device)
+        return 1.0 + spread * (2.0 * u - 1.0)
+
+    x = rgb.float()
+    if cfg.contrast:
+        mean = x.mean(dim=(1, 2, 3), keepdim=True)
+        x = mean + (x - mean) * uniform(cfg.contrast, 1, 1, 1)
+    if cfg.brightness or cfg.colour:
+        x = x * uniform(cfg.brightness, 1, 1, 1) * uniform(cfg.colour, 1, 1, 3)
+    if cfg.blur:
+        chosen = torch.rand(k, generator=generator, device=rgb.device) < cfg.blur
+        if bool(chosen.any()):
+            img = x[chosen].permute(0, 3, 1, 2)
+            blurred = torch.nn.functional.avg_pool2d(img, 3, stride=1, padding=1, count_include_pad=False)
+            x[chosen] = blurred.permute(0, 2, 3, 1)
+    if cfg.noise_std:
+        x = x + cfg.noise_std * torch.randn(x.shape, generator=generator, device=rgb.device)
+    return x.round_().clamp_(0, 255).to(torch.uint8)
 
 
 class RgbCamera:
@@ -131,9 +156,14 @@ class RgbCamera:
             out[k] = self.rasterizers[m].render(self.camera, poses[k], ids=False, capsules=people).rgb
         return torch.from_numpy(out).to(self.device), None, None
 
-    def update(self, env_ids, scene, pos_w, yaw_w, ground_w, peds_w=None, ped_radius=0.0) -> None:
-        """Render for ``env_ids`` (all when None); the other arguments are already indexed by them."""
+    def update(
+        self, env_ids, scene, pos_w, yaw_w, ground_w, peds_w=None, ped_radius=0.0, generator=None
+    ) -> None:
+        """Render for ``env_ids`` (all when None); the other arguments are already indexed by them.
+        ``generator`` draws the augmentations (``RgbCameraCfg.augment``)."""
         images = self.compute(scene, pos_w, yaw_w, ground_w, peds_w, ped_radius)
+        if self.cfg.augment.active:
+            images = (augment(images[0], self.cfg.augment, generator), *images[1:])
         for name, image in zip(("rgb", "depth", "semantic"), images, strict=True):
             if image is None:
                 continue

@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from urbanverse.errors import InputError
 
 RENDERERS = ("columns", "mujoco")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RgbAugmentCfg:
+    """Random changes to every rendered image, drawn anew per image and step, for policies that must
+    transfer to real cameras (exposure, white balance, sensor noise, focus). All off by default."""
+
+    brightness: float = 0.0
+    """Gain drawn uniformly from [1 - b, 1 + b] per image."""
+    contrast: float = 0.0
+    """Contrast about the image mean, drawn uniformly from [1 - c, 1 + c] per image."""
+    colour: float = 0.0
+    """Per-channel gain drawn uniformly from [1 - c, 1 + c] (white balance)."""
+    noise_std: float = 0.0
+    """Standard deviation of additive Gaussian pixel noise (8-bit levels)."""
+    blur: float = 0.0
+    """Probability that an image is blurred by a 3 x 3 box filter."""
+
+    def __post_init__(self) -> None:
+        if min(self.brightness, self.contrast, self.colour, self.noise_std, self.blur) < 0 or self.blur > 1:
+            raise InputError("RgbAugmentCfg: need non-negative values and blur <= 1")
+
+    @property
+    def active(self) -> bool:
+        """Whether any change is switched on."""
+        return any((self.brightness, self.contrast, self.colour, self.noise_std, self.blur))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +75,8 @@ class RgbCameraCfg:
     observe_depth: bool = False
     """Columns renderer: also put the z-depth image from the same pass in the observation (entry
     ``"depth"``, divided by ``max_range``), for RGB-D policies."""
+    augment: RgbAugmentCfg = field(default_factory=RgbAugmentCfg)
+    """Random colour jitter, noise and blur of the images (sim-to-real; off by default)."""
     shadows: bool = False
     """MuJoCo renderer: sun shadows (about twice the cost per image)."""
 

@@ -48,23 +48,20 @@ def main() -> None:
     world = load_world_batch(scenes, WorldCfg(), PointNavCfg(), ROBOTS["wheeled"], "cpu")
     pairs = render_pairs(world, scenes, args.poses, RgbCameraCfg(height=args.height, width=args.width))
     rows = class_colours(pairs)
-    print(
-        f"{'class':<22} {'px columns':>10} {'px mujoco':>10}  {'columns RGB':<18} {'mujoco RGB':<18} {'max diff':>8}"
-    )
+    header = f"{'px columns':>10} {'px mujoco':>10}  {'columns RGB':<18} {'mujoco RGB':<18}"
+    print(f"{'class':<22} {header} max diff")
     for r in rows:
         ours = " ".join(f"{v:5.0f}" for v in r["columns"])
         ref = " ".join(f"{v:5.0f}" for v in r["mujoco"])
-        print(
-            f"{r['class']:<22} {r['pixels_columns']:>10} {r['pixels_mujoco']:>10}  {ours:<18} {ref:<18} {r['max_diff']:>8.1f}"
-        )
+        counts = f"{r['pixels_columns']:>10} {r['pixels_mujoco']:>10}"
+        print(f"{r['class']:<22} {counts}  {ours:<18} {ref:<18} {r['max_diff']:>8.1f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(strip(pairs, min(args.strip, args.poses))).save(args.out)
     print(f"wrote {args.out} (left: columns renderer, right: MuJoCo)")
     ground = max(r["max_diff"] for r in rows if r["class"] in GROUND)
     objects = max((r["max_diff"] for r in rows if r["class"] not in GROUND), default=float("nan"))
-    print(
-        f"class_agreement={pairs.class_agreement:.3f} ground_max_diff={ground:.1f} object_max_diff={objects:.1f}"
-    )
+    figures = f"ground_max_diff={ground:.1f} object_max_diff={objects:.1f}"
+    print(f"class_agreement={pairs.class_agreement:.3f} {figures}")
 
 
 if __name__ == "__main__":

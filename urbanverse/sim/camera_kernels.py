@@ -296,14 +296,14 @@ def render_columns(  # pragma: no cover - compiled
                 col_open, col_n = open_row[c], n_filled[c]
                 fx, fy = (cx - ox) / res, (cy - oy) / res  # the column's track in cell units
                 gx, gy = ux / res, uy / res
-                block_now, skip_until = -1, -1.0
-                for s in range(s_begin, s_end):
+                block_now = -1
+                s = s_begin - 1
+                while s + 1 < s_end:
+                    s += 1
                     d = dist[s]
-                    if d < skip_until:
-                        continue
                     xf, yf = fx + gx * d, fy + gy * d
                     if xf < 0.0 or yf < 0.0 or xf >= wp or yf >= hp:
-                        continue
+                        break  # the grid is a rectangle around the camera: a ray that left it is gone
                     ix, iy = int(xf), int(yf)
                     b = (m * bh + (iy >> BLOCK_SHIFT)) * bw + (ix >> BLOCK_SHIFT)
                     if b != block_now and col_open > 0:
@@ -314,7 +314,7 @@ def render_columns(  # pragma: no cover - compiled
                         d_out = _block_exit(cx, cy, inv_ux, inv_uy, x0, y0, size)
                         low = -row_tan[col_open - 1] * inv_nc
                         if block_max[b] < cz + low * (d_out if low < 0.0 else d):
-                            skip_until = d_out
+                            s = np.searchsorted(dist[:s_end], d_out) - 1  # the next sample is past the block
                             continue
                     cell = b * _BLOCK_CELLS + ((iy & _MASK) << BLOCK_SHIFT) + (ix & _MASK)
                     top, lo, hi = heights[cell, 0], heights[cell, 1], heights[cell, 2]

@@ -182,6 +182,12 @@ def splat_parts(
                     sun_term[iy, ix] = lam_hi[iy - by0, ix - bx0]
 
 
+#: Byte offsets in a cell's record (``render_columns``): lit colours (RGB) and semantic ids.
+BASE_TOP, BASE_SIDE, BASE_CLASS = 12, 15, 18
+OVER_TOP, OVER_SIDE, OVER_BOTTOM, OVER_CLASS = 19, 22, 25, 28
+#: Bytes per cell record.
+RECORD = 32
+
 #: Cells per side of the square blocks the layers are stored in (``1 << BLOCK_SHIFT``).
 BLOCK_SHIFT = 3
 BLOCK = 1 << BLOCK_SHIFT
@@ -201,13 +207,10 @@ def _shade(out, o, texel, tint, a, light, head_term, lamps):  # pragma: no cover
 
 
 @_always_inline
-def _side(normals, i, ux, uy, sun_d, inv):  # pragma: no cover - compiled
-    """Sun and headlight factors of a side face with horizontal normal ``normals[i:i+2]`` (the face
-    towards the ray (ux, uy) where the cell has none), seen by a ray of slope factor ``inv``."""
-    nx, ny = normals[i], normals[i + 1]
-    if nx * ux + ny * uy >= 0.0:  # no normal, or one facing away: take the face the ray meets
-        nx, ny = -ux, -uy
-    return max(0.0, -(sun_d[0] * nx + sun_d[1] * ny)), max(0.0, -(nx * ux + ny * uy)) * inv
+def _copy3(out, o, looks, cell, at):  # pragma: no cover - compiled
+    out[o] = looks[cell, at]
+    out[o + 1] = looks[cell, at + 1]
+    out[o + 2] = looks[cell, at + 2]
 
 
 @_always_inline
@@ -234,15 +237,17 @@ def render_columns(  # pragma: no cover - compiled
     ``out_class`` (K, H*W) for cameras at ``cam`` (K, 3) m looking along ``yaw`` (K,) rad.
 
     ``fine`` and ``coarse`` are the appearance layers at two resolutions ``level_res`` (2,) m, as
-    tuples (heights, block_max, base_texel, base_tint, base_side_tint, base_sun, base_class,
-    base_normal, over_texel, over_tint, over_side_tint, over_class, over_normal); samples from index
+    tuples (heights, looks, block_max). ``heights`` (cells, 8) float32 and ``looks`` (cells, 32)
+    uint8 are two views of one buffer, a 32-byte record per cell, so a sample reads one cache line:
+    floats 0-2 the base top, overhead bottom and overhead top (m), then at the byte offsets
+    ``BASE_TOP`` ... ``OVER_CLASS`` each layer's lit colours (``ColumnRenderer``: top faces, sides,
+    undersides of overhangs) and semantic ids; samples from index
     ``coarse_from`` on, whose steps are longer than a coarse cell, read the coarse level (a mipmap:
     fewer cache misses, less aliasing).
     Layers are stored block by block (``BLOCK`` x ``BLOCK`` cells contiguous; each scene ``bh`` x
     ``bw`` blocks, ``level_blocks`` (2, 2)), so a ray's march stays in few cache lines: cell
     ``(m, iy, ix)`` is ``((m * bh + iy // BLOCK) * bw + ix // BLOCK) * BLOCK**2 + (iy % BLOCK) *
-    BLOCK + ix % BLOCK``. ``heights`` (cells, 3) holds each cell's base top, overhead bottom and
-    overhead top (m); ``block_max`` (blocks,) the highest surface in each block (m), over which the
+    BLOCK + ix % BLOCK``. ``block_max`` (blocks,) the highest surface in each block (m), over which the
     march jumps where every unpainted ray passes above. The virtual level camera has columns at
     image-plane x = ``col_tan`` (Wv,), rows at y = ``row_tan`` (Hv,) (y down), focal length
     ``focal`` px; per virtual pixel (Hv*Wv,) the ray's rise per metre ``pix_slope``, ``pix_inv`` =
@@ -271,10 +276,7 @@ def render_columns(  # pragma: no cover - compiled
         cx, cy, cz = cam[k, 0], cam[k, 1], cam[k, 2]
         for level in range(2):
             # One level's arrays, bound once per image: rebinding arrays costs reference-count updates.
-            lay = fine if level == 0 else coarse
-            heights, block_max, base_texel, base_tint, base_side_tint, base_sun = lay[:6]
-            base_class, base_normal, over_texel, over_tint, over_side_tint = lay[6:11]
-            over_class, over_normal = lay[11], lay[12]
+            heights, looks, block_max = fine if level == 0 else coarse
             res = level_res[level]
             bh, bw = level_blocks[level, 0], level_blocks[level, 1]
             hp, wp = bh * BLOCK, bw * BLOCK
@@ -328,18 +330,16 @@ def render_columns(  # pragma: no cover - compiled
                             col_filled[r] = True
                             col_n += 1
                             p = r * wv + c
-                            slope, inv = pix_slope[p], pix_inv[p]
+                            slope = pix_slope[p]
                             zbuf[p] = d * inv_nc
-                            cls[p] = over_class[cell]
+                            cls[p] = looks[cell, OVER_CLASS]
                             z_ray = cz + slope * d
                             if slope < 0.0 and z_ray >= hi + 1.5 * slope * step[s] - 0.01:
-                                light, head_term, tint = max(0.0, -sun_d[2]), -slope * inv, over_tint
+                                _copy3(colour, 3 * p, looks, cell, OVER_TOP)
                             elif slope > 0.0 and z_ray <= lo + 1.5 * slope * step[s] + 0.01:
-                                light, head_term, tint = 0.0, slope * inv, over_tint
+                                _copy3(colour, 3 * p, looks, cell, OVER_BOTTOM)
                             else:
-                                light, head_term = _side(over_normal, 2 * cell, ux, uy, sun_d, inv)
-                                tint = over_side_tint
-                            _shade(colour, 3 * p, over_texel, tint, 3 * cell, light, head_term, lamps_m)
+                                _copy3(colour, 3 * p, looks, cell, OVER_SIDE)
                     if top > _BELOW:
                         first = min(max(int(math.ceil(rows_d * (cz - top) + row_off)), 0), hv)
                         for r in range(first, col_open):
@@ -348,15 +348,13 @@ def render_columns(  # pragma: no cover - compiled
                             col_filled[r] = True
                             col_n += 1
                             p = r * wv + c
-                            slope, inv = pix_slope[p], pix_inv[p]
+                            slope = pix_slope[p]
                             zbuf[p] = d * inv_nc
-                            cls[p] = base_class[cell]
+                            cls[p] = looks[cell, BASE_CLASS]
                             if slope < 0.0 and cz + slope * d >= top + 1.5 * slope * step[s] - 0.01:
-                                light, head_term, tint = base_sun[cell], -slope * inv, base_tint
+                                _copy3(colour, 3 * p, looks, cell, BASE_TOP)
                             else:
-                                light, head_term = _side(base_normal, 2 * cell, ux, uy, sun_d, inv)
-                                tint = base_side_tint
-                            _shade(colour, 3 * p, base_texel, tint, 3 * cell, light, head_term, lamps_m)
+                                _copy3(colour, 3 * p, looks, cell, BASE_SIDE)
                         col_open = min(col_open, first)
                     if col_n == hv:
                         break

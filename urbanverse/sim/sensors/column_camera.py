@@ -44,34 +44,72 @@ def _blocked(arrays: Sequence[np.ndarray], shape: tuple[int, int], fill, dtype) 
     return np.ascontiguousarray(out).reshape(-1, *tail)
 
 
-def _level_layers(grids: Sequence[AppearanceGrid], grid_shape: tuple[int, int]) -> tuple[tuple, tuple]:
-    """The kernel's layer tuple of ``grids`` (one per scene, each at most ``grid_shape``) and its
-    blocks per scene (bh, bw)."""
+#: Headlight factor (cosine between the view and the face) baked into top faces and undersides,
+#: and into sides: the shading a typical pixel gets (MuJoCo's headlight varies it per pixel).
+HEAD_TOP, HEAD_SIDE = 0.35, 0.8
+
+
+def _lit(
+    texel: np.ndarray, tint: np.ndarray, sun: np.ndarray | float, head: float, light: Lighting
+) -> np.ndarray:
+    """Display colours (..., 3) uint8 of faces with texture colour ``texel`` and material ``tint``
+    (8-bit) under ``light``, with sun factor ``sun`` (..., the Lambert cosine) and headlight factor
+    ``head``: OpenGL's fixed-function lighting, which clamps the lit material colour before it
+    modulates the texture, as MuJoCo draws."""
+    sun = np.asarray(sun, np.float64)[..., None]
+    lamp = np.asarray(light.ambient_color) + np.asarray(light.sun_color) * sun + HEADLIGHT * head
+    lit = np.minimum(1.0, tint / 255.0 * lamp)
+    return np.clip(texel * lit + 0.5, 0, 255).astype(np.uint8)
+
+
+def lit_colours(grid: AppearanceGrid, light: Lighting) -> dict[str, np.ndarray]:
+    """The colours the camera paints from ``grid`` under ``light``: top faces (with each cell's sun
+    term), sides (lit by the sun through the cell's side normal; an average over directions where it
+    has none) and undersides (no sun) of both layers, (H, W, 3) uint8 each."""
+    d = np.asarray(light.sun_direction, np.float64)
+    d /= np.linalg.norm(d)
+
+    def side_sun(normal: np.ndarray) -> np.ndarray:
+        has = np.abs(normal).sum(-1) > 0
+        facing = np.clip(-(normal[..., 0] * d[0] + normal[..., 1] * d[1]), 0.0, 1.0)
+        return np.where(has, facing, np.hypot(d[0], d[1]) / np.pi)
+
+    return {
+        "base_top": _lit(grid.base_texel, grid.base_tint, grid.base_sun, HEAD_TOP, light),
+        "base_side": _lit(grid.base_texel, grid.base_side_tint, side_sun(grid.base_normal), HEAD_SIDE, light),
+        "over_top": _lit(grid.over_texel, grid.over_tint, max(0.0, -d[2]), HEAD_TOP, light),
+        "over_side": _lit(grid.over_texel, grid.over_side_tint, side_sun(grid.over_normal), HEAD_SIDE, light),
+        "over_bottom": _lit(grid.over_texel, grid.over_tint, 0.0, HEAD_TOP, light),
+    }
+
+
+def _level_layers(
+    grids: Sequence[AppearanceGrid], lights: Sequence[Lighting], grid_shape: tuple[int, int]
+) -> tuple[tuple, tuple]:
+    """The kernel's layer tuple of ``grids`` (one per scene, each at most ``grid_shape``, lit by
+    ``lights``) and its blocks per scene (bh, bw)."""
     b = camera_kernels.BLOCK
     shape = (-(-grid_shape[0] // b) * b, -(-grid_shape[1] // b) * b)
-    heights = np.stack(
-        [
-            _blocked([g.base_top for g in grids], shape, NONE_BELOW, np.float32),
-            _blocked([g.over_bottom for g in grids], shape, NONE_ABOVE, np.float32),
-            _blocked([g.over_top for g in grids], shape, NONE_BELOW, np.float32),
-        ],
-        axis=1,
-    )
-    layers = (
-        heights,
-        heights[:, [0, 2]].max(1).reshape(-1, b * b).max(1),
-        _blocked([g.base_texel for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.base_tint for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.base_side_tint for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.base_sun for g in grids], shape, 0.0, np.float32),
-        _blocked([g.base_class for g in grids], shape, 0, np.uint8),
-        _blocked([g.base_normal for g in grids], shape, 0.0, np.float32).reshape(-1),
-        _blocked([g.over_texel for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.over_tint for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.over_side_tint for g in grids], shape, 0, np.uint8).reshape(-1),
-        _blocked([g.over_class for g in grids], shape, 0, np.uint8),
-        _blocked([g.over_normal for g in grids], shape, 0.0, np.float32).reshape(-1),
-    )
+    k = camera_kernels
+    lit = [lit_colours(g, light) for g, light in zip(grids, lights, strict=True)]
+    base_top = _blocked([g.base_top for g in grids], shape, NONE_BELOW, np.float32)
+    records = np.zeros((len(base_top), k.RECORD // 4), np.float32)
+    records[:, 0] = base_top
+    records[:, 1] = _blocked([g.over_bottom for g in grids], shape, NONE_ABOVE, np.float32)
+    records[:, 2] = _blocked([g.over_top for g in grids], shape, NONE_BELOW, np.float32)
+    looks = records.view(np.uint8)
+    for name, at in (
+        ("base_top", k.BASE_TOP),
+        ("base_side", k.BASE_SIDE),
+        ("over_top", k.OVER_TOP),
+        ("over_side", k.OVER_SIDE),
+        ("over_bottom", k.OVER_BOTTOM),
+    ):
+        looks[:, at : at + 3] = _blocked([c[name] for c in lit], shape, 0, np.uint8)
+    looks[:, k.BASE_CLASS] = _blocked([g.base_class for g in grids], shape, 0, np.uint8)
+    looks[:, k.OVER_CLASS] = _blocked([g.over_class for g in grids], shape, 0, np.uint8)
+    block_max = records[:, [0, 2]].max(1).reshape(-1, b * b).max(1)
+    layers = (records, looks, block_max)
     return layers, (shape[0] // b, shape[1] // b)
 
 
@@ -124,11 +162,14 @@ class ColumnRenderer:
     def __init__(self, cfg: RgbCameraCfg, world: WorldBatch, scene_dirs: Sequence[Path | str]):
         self.cfg, self.world = cfg, world
         grids = [compile_appearance(d, w) for d, w in zip(scene_dirs, world.worlds, strict=True)]
+        lights = [scene_lighting(load_scene(Path(d)), shadows=False) for d in scene_dirs]
         coarse = [coarsen(g, COARSE) for g in grids]
         coarse_shape = (-(-world.shape[0] // COARSE), -(-world.shape[1] // COARSE))
-        self.levels = (_level_layers(grids, world.shape), _level_layers(coarse, coarse_shape))
+        self.levels = (
+            _level_layers(grids, lights, world.shape),
+            _level_layers(coarse, lights, coarse_shape),
+        )
         self.level_res = np.array([world.resolution, world.resolution * COARSE])
-        lights = [scene_lighting(load_scene(Path(d)), shadows=False) for d in scene_dirs]
         self.lighting = self._lighting_arrays(lights)
         self.camera = virtual_camera(cfg)
         col, row = self.camera["col_tan"], self.camera["row_tan"]

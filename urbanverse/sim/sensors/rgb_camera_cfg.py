@@ -55,9 +55,9 @@ class RgbCameraCfg:
     Both render on the CPU; on a CUDA device the images are copied there.
     """
 
-    height: int = 32
-    """Image rows (pixels)."""
-    width: int = 32
+    height: int = 64
+    """Image rows (pixels); the UrbanVerse paper's policies see 135 x 240."""
+    width: int = 64
     """Image columns (pixels)."""
     hfov: float = math.radians(90.0)
     """Horizontal field of view (rad); the vertical one follows from square pixels."""

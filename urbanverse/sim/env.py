@@ -272,31 +272,41 @@ class NavVecEnv:
         return scene, goal, goal_xy, spawn, yaw
 
     def _compute_obs(self, ids: torch.Tensor | None) -> None:
-        """Update sensors and ``self.obs`` for ``ids`` (all environments when None)."""
+        """Update sensors and ``self.obs`` for ``ids`` (all environments when None).
+
+        Each entry is written into one new (K, D) tensor at its ``obs_layout`` slice, with camera
+        pixels converted and scaled in place there: at 1024 environments a 64 x 64 image batch is
+        50 MB of floats, and temporaries of that size cost more than the copy itself.
+        """
         d = self.robot.data
         sel = slice(None) if ids is None else ids
         scene, pos, yaw = self.scene[sel], d.pos_w[sel], d.yaw_w[sel]
         peds = self.peds.pos_w[sel] if self.cfg.pedestrians.count else None
         rp = self.cfg.pedestrians.radius
-        parts = []
+        parts: dict[str, tuple[torch.Tensor, float]] = {}  # entry -> (values (K, size), divisor)
         if self.lidar is not None:
             self.lidar.update(ids, scene, pos, yaw, peds, rp, self.generator)
-            parts.append(lidar_observation(self.lidar.data.ranges[sel], self.lidar.cfg.max_range))
+            parts["lidar"] = (lidar_observation(self.lidar.data.ranges[sel], self.lidar.cfg.max_range), 1.0)
         if self.depth is not None:
             self.depth.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp)
-            parts.append(self.depth.data.depth[sel].flatten(1) / self.depth.cfg.max_range)
+            parts["depth"] = (self.depth.data.depth[sel].flatten(1), self.depth.cfg.max_range)
         if self.rgb is not None:
             self.rgb.update(ids, scene, pos, yaw, d.height_w[sel], peds, rp, self.generator)
             if self.rgb.cfg.observe_depth:
-                parts.append(self.rgb.data.depth[sel].flatten(1) / self.rgb.cfg.max_range)
-            parts.append(self.rgb.data.rgb[sel].flatten(1).float() / 255.0)
-        parts.append(target_in_body_frame(self.goal_xy[sel], pos, yaw))
+                parts["depth"] = (self.rgb.data.depth[sel].flatten(1), self.rgb.cfg.max_range)
+            parts["rgb"] = (self.rgb.data.rgb[sel].flatten(1), 255.0)
+        parts["goal_b"] = (target_in_body_frame(self.goal_xy[sel], pos, yaw), 1.0)
         if self.cfg.task.route_waypoint_m > 0:
             waypoint = self.world.route_waypoint(scene, self.goal[sel], pos, self.cfg.task.route_waypoint_m)
-            parts.append(target_in_body_frame(waypoint, pos, yaw))
-        parts.append(d.vel_b[sel])
-        parts.append(d.last_action[sel])
-        obs = torch.cat(parts, dim=-1)
+            parts["route_b"] = (target_in_body_frame(waypoint, pos, yaw), 1.0)
+        parts["velocity_b"] = (d.vel_b[sel], 1.0)
+        parts["last_action"] = (d.last_action[sel], 1.0)
+        obs = torch.empty(pos.shape[0], self.num_obs, device=self.device)
+        for name, (values, divisor) in parts.items():
+            view = obs[:, self.obs_layout[name]]
+            view.copy_(values)
+            if divisor != 1.0:
+                view.div_(divisor)
         if ids is None:
             self.obs = obs
         else:

@@ -8,7 +8,7 @@ Column rendering (``render_columns``) works on a *level* virtual camera, whose i
 vertical fans of rays over one horizontal ground track each. Marching a column's track front to
 back, every sample cell's layers (a base column from below the ground up to its top, and one
 overhead span) cover a contiguous range of rows, found in O(1) from the pinhole geometry; rows are
-painted the first time a layer covers them, so each pixel is shaded once and a column costs
+painted the first time a layer covers them, so each pixel is written once and a column costs
 O(samples + rows). A pitched camera is a rotation of the level one about the same centre, so its
 image is the level image resampled through a fixed per-pixel map (``pixel_map``), nearest pixel.
 """
@@ -21,8 +21,8 @@ import numpy as np
 
 from urbanverse.sim.kernels import _inline, _jit, numba
 
-#: Helpers inlined into the renderer's loops at numba's IR level: an ordinary call passes its arrays
-#: with reference-count updates, atomic operations that the two threads would fight over per pixel.
+#: Helpers inlined into the renderer's loops at numba's IR level, so that the per-pixel calls pass no
+#: arrays (an ordinary call updates their reference counts).
 _always_inline = numba.njit(inline="always", cache=True) if numba is not None else (lambda fn: fn)
 
 prange = numba.prange if numba is not None else range
@@ -241,14 +241,13 @@ def render_columns(  # pragma: no cover - compiled
     uint8 are two views of one buffer, a 32-byte record per cell, so a sample reads one cache line:
     floats 0-2 the base top, overhead bottom and overhead top (m), then at the byte offsets
     ``BASE_TOP`` ... ``OVER_CLASS`` each layer's lit colours (``ColumnRenderer``: top faces, sides,
-    undersides of overhangs) and semantic ids; samples from index
-    ``coarse_from`` on, whose steps are longer than a coarse cell, read the coarse level (a mipmap:
-    fewer cache misses, less aliasing).
+    undersides of overhangs) and semantic ids. Samples from index ``coarse_from`` on, whose steps are
+    longer than a coarse cell, read the coarse level (a mipmap: fewer cache misses, less aliasing).
     Layers are stored block by block (``BLOCK`` x ``BLOCK`` cells contiguous; each scene ``bh`` x
     ``bw`` blocks, ``level_blocks`` (2, 2)), so a ray's march stays in few cache lines: cell
     ``(m, iy, ix)`` is ``((m * bh + iy // BLOCK) * bw + ix // BLOCK) * BLOCK**2 + (iy % BLOCK) *
-    BLOCK + ix % BLOCK``. ``block_max`` (blocks,) the highest surface in each block (m), over which the
-    march jumps where every unpainted ray passes above. The virtual level camera has columns at
+    BLOCK + ix % BLOCK``. ``block_max`` (blocks,) is the highest surface in each block (m), over which
+    the march jumps where every unpainted ray passes above. The virtual level camera has columns at
     image-plane x = ``col_tan`` (Wv,), rows at y = ``row_tan`` (Hv,) (y down), focal length
     ``focal`` px; per virtual pixel (Hv*Wv,) the ray's rise per metre ``pix_slope``, ``pix_inv`` =
     1 / sqrt(1 + slope^2) and each scene's sky colour ``sky`` (M, Hv*Wv*3). ``pixel_map`` (H*W,)

@@ -56,6 +56,15 @@ RGB_SETTINGS = [
     "ppo.num_learning_epochs=3",
     "torch_threads=2",
 ]
+#: ``--sensor depth``: the 2.5D depth camera at 64 x 64 into the same CNN and MLP.
+DEPTH_SETTINGS = [
+    "env.sensor=depth",
+    "env.depth.height=64",
+    "env.depth.width=64",
+    'policy.encoder="cnn"',
+    "ppo.num_learning_epochs=3",
+    "torch_threads=2",
+]
 
 
 def procedural_scenes(root: Path, seeds: list[int]) -> list[str]:
@@ -153,6 +162,8 @@ def ship(run_dir: Path, results: dict, row: dict, dest: Path, command: str, titl
     peds = cfg.env.pedestrians
     if cfg.env.sensor == "lidar":
         sensor = f"LiDAR ({cfg.env.lidar.num_beams} beams)"
+    elif cfg.env.sensor == "depth":
+        sensor = f"2.5D depth camera ({cfg.env.depth.height} x {cfg.env.depth.width})"
     else:
         cam = cfg.env.rgb
         sensor = f"RGB camera ({cam.height} x {cam.width}, {cam.renderer} renderer)"
@@ -243,8 +254,9 @@ def main() -> None:
     parser.add_argument(
         "--sensor",
         default="lidar",
-        choices=["lidar", "rgb"],
-        help="lidar: 64-beam LiDAR + MLP; rgb: 64 x 64 RGB camera + CNN encoder + MLP (RGB_SETTINGS)",
+        choices=["lidar", "rgb", "depth"],
+        help="lidar: 64-beam LiDAR + MLP; rgb: 64 x 64 RGB camera + CNN encoder + MLP (RGB_SETTINGS); "
+        "depth: 64 x 64 depth camera + CNN encoder + MLP (DEPTH_SETTINGS)",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenes-dir", type=Path, default=REPO / "out" / "rl_scenes")
@@ -264,7 +276,8 @@ def main() -> None:
 
     train = procedural_scenes(args.scenes_dir, list(range(args.train_scenes)))
     held_out = procedural_scenes(args.scenes_dir, list(range(100, 100 + args.eval_scenes)))
-    settings = BENCH_SETTINGS + (RGB_SETTINGS if args.sensor == "rgb" else []) + args.overrides
+    camera = {"rgb": RGB_SETTINGS, "depth": DEPTH_SETTINGS}.get(args.sensor, [])
+    settings = BENCH_SETTINGS + camera + args.overrides
     if args.oracle:
         figures = oracle_success(held_out, args.episodes, args.robot, settings)
         print(f"oracle (geodesic controller), {args.robot}: {figures}")
@@ -290,7 +303,8 @@ def main() -> None:
         import sys
 
         command = "python tools/bench_train.py " + " ".join(sys.argv[1:])
-        what = "LiDAR, MLP" if args.sensor == "lidar" else "RGB camera, CNN + MLP"
+        what = {"lidar": "LiDAR, MLP", "rgb": "RGB camera, CNN + MLP", "depth": "depth camera, CNN + MLP"}
+        what = what[args.sensor]
         ship(run_dir, results, row, args.ship, command, f"{args.robot} navigation policy ({what})")
     o = results["overall"]
     minutes = row["wall_s"] / 60

@@ -120,11 +120,9 @@ class RgbCamera:
         """Colour (K, H, W, 3) uint8, depth (K, H, W) m and semantic ids (K, H, W) uint8 (None from
         MuJoCo) for robots at ``pos_w`` (K, 2) m, ``yaw_w`` (K,) rad on ground ``ground_w`` (K,) m;
         pedestrians ``peds_w`` (K, P, 2) m or None."""
+        yaw = yaw_w.detach().cpu().double().numpy()
         poses = camera_poses(
-            self.cfg,
-            pos_w.detach().cpu().double().numpy(),
-            yaw_w.detach().cpu().double().numpy(),
-            ground_w.detach().cpu().double().numpy(),
+            self.cfg, pos_w.detach().cpu().double().numpy(), yaw, ground_w.detach().cpu().double().numpy()
         )
         if peds_w is None:
             peds_w = pos_w.new_zeros(pos_w.shape[0], 0, 2)
@@ -134,7 +132,7 @@ class RgbCamera:
             rgb, depth, semantic = self.columns.render(
                 scene.detach().cpu().numpy(),
                 poses[:, :3, 3],
-                yaw_w.detach().cpu().double().numpy(),
+                yaw,
                 xy,
                 base,
                 ped_radius,
